@@ -1,0 +1,129 @@
+// Scalar twins of the SIMD kernels: the plain math, accumulated in double where a sum is long. They are the
+// reference the SIMD kernels are tested against, and the fallback nothing else depends on.
+#include <cmath>
+#include <vector>
+
+#include "kernels.h"
+
+namespace wf {
+
+const char* dtype_name(dtype t) {
+    switch (t) {
+    case dtype::f32: return "F32";
+    case dtype::f16: return "F16";
+    case dtype::bf16: return "BF16";
+    case dtype::q8_0: return "Q8_0";
+    }
+    return "?";
+}
+
+void dequantize_row(const matrix_view& W, int64_t r, float* out) {
+    const uint8_t* p = W.row(r);
+    const int64_t K = W.n_cols;
+    switch (W.type) {
+    case dtype::f32: std::memcpy(out, p, size_t(K) * 4); break;
+    case dtype::f16:
+        for (int64_t k = 0; k < K; ++k) {
+            uint16_t h;
+            std::memcpy(&h, p + 2 * k, 2);
+            out[k] = f16_to_f32(h);
+        }
+        break;
+    case dtype::bf16:
+        for (int64_t k = 0; k < K; ++k) {
+            uint16_t h;
+            std::memcpy(&h, p + 2 * k, 2);
+            out[k] = bf16_to_f32(h);
+        }
+        break;
+    case dtype::q8_0:
+        for (int64_t b = 0; b < K / q8_block; ++b) {
+            block_q8_0 blk;
+            std::memcpy(&blk, p + b * int64_t(sizeof(block_q8_0)), sizeof blk);
+            const float d = f16_to_f32(blk.d);
+            for (int i = 0; i < q8_block; ++i) out[b * q8_block + i] = d * float(blk.q[i]);
+        }
+        break;
+    }
+}
+
+void quantize_q8_0(const float* x, int64_t n, block_q8_0* out) {
+    for (int64_t b = 0; b < n / q8_block; ++b) {
+        const float* xb = x + b * q8_block;
+        float amax = 0.0f;
+        for (int i = 0; i < q8_block; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        out[b].d = f32_to_f16(d);
+        for (int i = 0; i < q8_block; ++i) out[b].q[i] = int8_t(std::lround(xb[i] * id));
+    }
+}
+
+namespace ref {
+
+void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+            int64_t n_begin, int64_t n_end) {
+    std::vector<float> w(static_cast<size_t>(W.n_cols));
+    for (int64_t n = n_begin; n < n_end; ++n) {
+        dequantize_row(W, n, w.data());
+        for (int64_t m = 0; m < M; ++m) {
+            double s = bias ? bias[n] : 0.0;
+            for (int64_t k = 0; k < W.n_cols; ++k) s += double(x[m * ldx + k]) * w[size_t(k)];
+            y[m * ldy + n] = float(s);
+        }
+    }
+}
+
+void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y) {
+    for (int64_t m = 0; m < M; ++m) {
+        const float* r = x + m * n;
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < n; ++i) mean += r[i];
+        mean /= double(n);
+        for (int64_t i = 0; i < n; ++i) var += (r[i] - mean) * (r[i] - mean);
+        var /= double(n);
+        const double inv = 1.0 / std::sqrt(var + eps);
+        for (int64_t i = 0; i < n; ++i) y[m * n + i] = float((r[i] - mean) * inv * gamma[i] + beta[i]);
+    }
+}
+
+void gelu_erf(float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = float(0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0))));
+}
+
+void gelu_tanh(float* x, int64_t n) {
+    const double c = std::sqrt(2.0 / M_PI);
+    for (int64_t i = 0; i < n; ++i) {
+        const double v = x[i];
+        x[i] = float(0.5 * v * (1.0 + std::tanh(c * (v + 0.044715 * v * v * v))));
+    }
+}
+
+void softmax(float* x, int64_t n) {
+    float mx = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, x[i]);
+    if (mx == -INFINITY) {
+        for (int64_t i = 0; i < n; ++i) x[i] = 0.0f;
+        return;
+    }
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += std::exp(double(x[i]) - mx);
+    for (int64_t i = 0; i < n; ++i) x[i] = float(std::exp(double(x[i]) - mx) / s);
+}
+
+void add(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += double(a[i]) * b[i];
+    return float(s);
+}
+
+void axpy(float alpha, const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+}  // namespace ref
+}  // namespace wf

@@ -1,0 +1,386 @@
+// SIMD kernels (xsimd). Natively xsimd picks the best instruction set the build enables (AVX2+FMA by default);
+// under Emscripten `-msimd128 -msse4.1` maps the SSE4.1 path onto wasm SIMD128 (f32x4, i32x4.dot_i16x8_s).
+//
+// GEMM is in dot-product form on the stored (N×K) layout: a 4×2 register tile of accumulators walks K, so that
+// 4 rows of x and 2 rows of W are loaded per step (8 mul-adds per 6 loads). W rows stay in L1 while a block of x
+// rows (sized to L2) streams past them. Non-f32 weights are widened to f32 in registers (M < 4) or into a small
+// f32 panel that the whole M block then reuses (M ≥ 4). q8_0 with M < 4 runs integer dot products on
+// q8_0-quantized activations, which reads 3.8× fewer weight bytes than f32 at integer speed.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+#include <xsimd/xsimd.hpp>
+
+#if defined(__SSE4_1__)
+#include <immintrin.h>
+#endif
+
+#include "kernels.h"
+
+namespace wf {
+namespace {
+
+using B = xsimd::batch<float>;
+using BI = xsimd::batch<int32_t>;
+constexpr int64_t W = int64_t(B::size);
+
+// --- loading W rows as f32 -----------------------------------------------------------------------------------
+// W half-precision values at p (bit patterns, possibly unaligned) widened to W int32 lanes.
+inline BI load_u16(const uint8_t* p) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+    static_assert(W == 8);
+    return BI(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__SSE4_1__) && !defined(__AVX__)
+    static_assert(W == 4);
+    return BI(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#else
+    alignas(64) int32_t tmp[W];
+    for (int64_t i = 0; i < W; ++i) {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        tmp[i] = h;
+    }
+    return BI::load_aligned(tmp);
+#endif
+}
+
+inline float hmax(B v) {
+    alignas(64) float t[W];
+    v.store_aligned(t);
+    float m = t[0];
+    for (int64_t i = 1; i < W; ++i) m = std::fmax(m, t[i]);
+    return m;
+}
+
+// IEEE half → float in registers: (h & 0x7fff) << 13 reinterpreted is value·2^-112 (subnormals included),
+// so one multiply by 2^112 rebiases; inf/NaN get an all-ones exponent; the sign is or-ed back.
+inline B widen_f16(BI h) {
+    const BI em = h & BI(0x7fff);
+    const B v = xsimd::bitwise_cast<B>(em << 13) * B(0x1p112f);
+    BI bits = xsimd::bitwise_cast<BI>(v);
+    bits = bits | xsimd::select(em >= BI(0x7c00), BI(0x7f800000), BI(0));
+    bits = bits | ((h & BI(0x8000)) << 16);
+    return xsimd::bitwise_cast<B>(bits);
+}
+
+struct f32_rows {
+    static B load(const uint8_t* row, int64_t k) { return B::load_unaligned(reinterpret_cast<const float*>(row) + k); }
+    static float at(const uint8_t* row, int64_t k) {
+        float f;
+        std::memcpy(&f, row + 4 * k, 4);
+        return f;
+    }
+};
+struct f16_rows {
+    static B load(const uint8_t* row, int64_t k) { return widen_f16(load_u16(row + 2 * k)); }
+    static float at(const uint8_t* row, int64_t k) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * k, 2);
+        return f16_to_f32(h);
+    }
+};
+struct bf16_rows {
+    static B load(const uint8_t* row, int64_t k) { return xsimd::bitwise_cast<B>(load_u16(row + 2 * k) << 16); }
+    static float at(const uint8_t* row, int64_t k) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * k, 2);
+        return bf16_to_f32(h);
+    }
+};
+
+// --- the register tile ---------------------------------------------------------------------------------------
+// out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR rows of W.
+template <int MR, int NR, class Rows>
+inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, float (&out)[MR][NR]) {
+    B acc[MR][NR];
+    for (int m = 0; m < MR; ++m)
+        for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
+    int64_t k = 0;
+    for (; k + W <= K; k += W) {
+        B xv[MR];
+        for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(x + m * ldx + k);
+        for (int n = 0; n < NR; ++n) {
+            const B wv = Rows::load(w[n], k);
+            for (int m = 0; m < MR; ++m) acc[m][n] = xsimd::fma(xv[m], wv, acc[m][n]);
+        }
+    }
+    for (int m = 0; m < MR; ++m)
+        for (int n = 0; n < NR; ++n) out[m][n] = xsimd::hadd(acc[m][n]);
+    for (; k < K; ++k)
+        for (int n = 0; n < NR; ++n) {
+            const float wk = Rows::at(w[n], k);
+            for (int m = 0; m < MR; ++m) out[m][n] += x[m * ldx + k] * wk;
+        }
+}
+
+template <int MR, int NR, class Rows>
+inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, const float* bias, int64_t n0,
+                       float* y, int64_t ldy) {
+    float out[MR][NR];
+    tile<MR, NR, Rows>(x, ldx, w, K, out);
+    for (int m = 0; m < MR; ++m)
+        for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
+}
+
+// Rows [m0, m1) of x against the NR W rows starting at n0 (NR ≤ 2 here), tiles of 4 rows then the remainder.
+template <int NR, class Rows>
+void sweep_rows(const float* x, int64_t m0, int64_t m1, int64_t ldx, const uint8_t* const* w, int64_t K,
+                const float* bias, int64_t n0, float* y, int64_t ldy) {
+    int64_t m = m0;
+    for (; m + 4 <= m1; m += 4) store_tile<4, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy);
+    switch (m1 - m) {
+    case 3: store_tile<3, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 2: store_tile<2, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 1: store_tile<1, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    default: break;
+    }
+}
+
+// Few rows of x (decode): 4 W rows per step, read straight from storage and widened in registers.
+template <int MR, class Rows>
+void gemv(const float* x, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0,
+          int64_t n1) {
+    int64_t n = n0;
+    for (; n + 4 <= n1; n += 4) {
+        const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
+        store_tile<MR, 4, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);
+    }
+    for (; n < n1; ++n) {
+        const uint8_t* w[1] = {Wm.row(n)};
+        store_tile<MR, 1, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);
+    }
+}
+
+template <class Rows>
+void gemv_dispatch(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y,
+                   int64_t ldy, int64_t n0, int64_t n1) {
+    switch (M) {
+    case 3: gemv<3, Rows>(x, ldx, Wm, bias, y, ldy, n0, n1); break;
+    case 2: gemv<2, Rows>(x, ldx, Wm, bias, y, ldy, n0, n1); break;
+    default: gemv<1, Rows>(x, ldx, Wm, bias, y, ldy, n0, n1); break;
+    }
+}
+
+// Many rows of x (prefill): block x rows to fit L2, pairs of W rows (widened into an f32 panel unless f32).
+void gemm(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+          int64_t n0, int64_t n1) {
+    const int64_t K = Wm.n_cols;
+    const int64_t mb = std::max<int64_t>(4, (192 * 1024 / (K * 4)) / 4 * 4);  // x block of ≈192 KiB
+    const bool widen = Wm.type != dtype::f32;
+    std::vector<float> panel(widen ? size_t(2 * K) : 0);
+    for (int64_t m0 = 0; m0 < M; m0 += mb) {
+        const int64_t m1 = std::min(M, m0 + mb);
+        for (int64_t n = n0; n < n1; n += 2) {
+            const int nr = n + 2 <= n1 ? 2 : 1;
+            const uint8_t* w[2];
+            for (int j = 0; j < nr; ++j) {
+                if (widen) {
+                    dequantize_row(Wm, n + j, panel.data() + j * K);
+                    w[j] = reinterpret_cast<const uint8_t*>(panel.data() + j * K);
+                } else {
+                    w[j] = Wm.row(n + j);
+                }
+            }
+            if (nr == 2) sweep_rows<2, f32_rows>(x, m0, m1, ldx, w, K, bias, n, y, ldy);
+            else sweep_rows<1, f32_rows>(x, m0, m1, ldx, w, K, bias, n, y, ldy);
+        }
+    }
+}
+
+// --- q8_0 × q8_0 integer dot products ------------------------------------------------------------------------
+#if defined(__SSE4_1__)
+// Four int32 partial sums of the 32 products of one block pair.
+inline __m128i dot_q8_block(const int8_t* a, const int8_t* b) {
+    const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
+    const __m128i a1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16));
+    const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
+    const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16));
+    __m128i s = _mm_madd_epi16(_mm_cvtepi8_epi16(a0), _mm_cvtepi8_epi16(b0));
+    s = _mm_add_epi32(s, _mm_madd_epi16(_mm_cvtepi8_epi16(_mm_unpackhi_epi64(a0, a0)), _mm_cvtepi8_epi16(_mm_unpackhi_epi64(b0, b0))));
+    s = _mm_add_epi32(s, _mm_madd_epi16(_mm_cvtepi8_epi16(a1), _mm_cvtepi8_epi16(b1)));
+    s = _mm_add_epi32(s, _mm_madd_epi16(_mm_cvtepi8_epi16(_mm_unpackhi_epi64(a1, a1)), _mm_cvtepi8_epi16(_mm_unpackhi_epi64(b1, b1))));
+    return s;
+}
+
+inline float hsum(__m128 v) {
+    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
+    return _mm_cvtss_f32(v);
+}
+#endif
+
+// Σ over blocks of d_a·d_b·(qa·qb), for `nr` W rows at once (better reuse of the activation blocks).
+template <int NR>
+inline void dot_q8_rows(const block_q8_0* a, const uint8_t* const* w, int64_t nb, float (&out)[NR]) {
+#if defined(__SSE4_1__)
+    __m128 acc[NR];
+    for (int n = 0; n < NR; ++n) acc[n] = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const float da = f16_to_f32(a[b].d);
+        for (int n = 0; n < NR; ++n) {
+            const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
+            uint16_t dh;
+            std::memcpy(&dh, blk, 2);
+            const __m128i s = dot_q8_block(a[b].q, reinterpret_cast<const int8_t*>(blk + 2));
+            acc[n] = _mm_add_ps(acc[n], _mm_mul_ps(_mm_cvtepi32_ps(s), _mm_set1_ps(da * f16_to_f32(dh))));
+        }
+    }
+    for (int n = 0; n < NR; ++n) out[n] = hsum(acc[n]);
+#else
+    for (int n = 0; n < NR; ++n) {
+        float s = 0;
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
+            uint16_t dh;
+            std::memcpy(&dh, blk, 2);
+            int32_t is = 0;
+            for (int i = 0; i < q8_block; ++i) is += int32_t(a[b].q[i]) * int8_t(blk[2 + i]);
+            s += float(is) * f16_to_f32(a[b].d) * f16_to_f32(dh);
+        }
+        out[n] = s;
+    }
+#endif
+}
+
+void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+             int64_t n0, int64_t n1) {
+    const int64_t nb = Wm.n_cols / q8_block;
+    std::vector<block_q8_0> xq(static_cast<size_t>(nb));
+    for (int64_t m = 0; m < M; ++m) {
+        quantize_q8_0(x + m * ldx, Wm.n_cols, xq.data());
+        float* ym = y + m * ldy;
+        int64_t n = n0;
+        for (; n + 4 <= n1; n += 4) {
+            const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
+            float out[4];
+            dot_q8_rows<4>(xq.data(), w, nb, out);
+            for (int j = 0; j < 4; ++j) ym[n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+        }
+        for (; n < n1; ++n) {
+            const uint8_t* w[1] = {Wm.row(n)};
+            float out[1];
+            dot_q8_rows<1>(xq.data(), w, nb, out);
+            ym[n] = out[0] + (bias ? bias[n] : 0.0f);
+        }
+    }
+}
+
+}  // namespace
+
+void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+            int64_t n_begin, int64_t n_end) {
+    if (M <= 0 || n_begin >= n_end) return;
+    if (M >= 4) return gemm(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    switch (Wm.type) {
+    case dtype::f32: return gemv_dispatch<f32_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    case dtype::f16: return gemv_dispatch<f16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    case dtype::bf16: return gemv_dispatch<bf16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    case dtype::q8_0: return gemv_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    }
+}
+
+// --- row-wise kernels ----------------------------------------------------------------------------------------
+void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y) {
+    for (int64_t m = 0; m < M; ++m) {
+        const float* r = x + m * n;
+        float* o = y + m * n;
+        B s(0.0f);
+        int64_t i = 0;
+        for (; i + W <= n; i += W) s += B::load_unaligned(r + i);
+        float sum = xsimd::hadd(s);
+        for (; i < n; ++i) sum += r[i];
+        const float mean = sum / float(n);
+        B v(0.0f);
+        i = 0;
+        for (; i + W <= n; i += W) {
+            const B d = B::load_unaligned(r + i) - B(mean);
+            v = xsimd::fma(d, d, v);
+        }
+        float var = xsimd::hadd(v);
+        for (; i < n; ++i) var += (r[i] - mean) * (r[i] - mean);
+        const float inv = 1.0f / std::sqrt(var / float(n) + eps);
+        i = 0;
+        for (; i + W <= n; i += W) {
+            const B d = (B::load_unaligned(r + i) - B(mean)) * B(inv);
+            xsimd::fma(d, B::load_unaligned(gamma + i), B::load_unaligned(beta + i)).store_unaligned(o + i);
+        }
+        for (; i < n; ++i) o[i] = (r[i] - mean) * inv * gamma[i] + beta[i];
+    }
+}
+
+void gelu_erf(float* x, int64_t n) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        const B v = B::load_unaligned(x + i);
+        (B(0.5f) * v * (B(1.0f) + xsimd::erf(v * B(float(M_SQRT1_2))))).store_unaligned(x + i);
+    }
+    for (; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * float(M_SQRT1_2)));
+}
+
+void gelu_tanh(float* x, int64_t n) {
+    const float c = 0.7978845608028654f;  // sqrt(2/π)
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        const B v = B::load_unaligned(x + i);
+        const B inner = B(c) * xsimd::fma(B(0.044715f) * v * v, v, v);
+        (B(0.5f) * v * (B(1.0f) + xsimd::tanh(inner))).store_unaligned(x + i);
+    }
+    for (; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::tanh(c * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
+void softmax(float* x, int64_t n) {
+    B mv(-INFINITY);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) mv = xsimd::max(mv, B::load_unaligned(x + i));
+    float mx = hmax(mv);
+    for (; i < n; ++i) mx = std::fmax(mx, x[i]);
+    if (mx == -INFINITY || std::isnan(mx)) {
+        for (i = 0; i < n; ++i) x[i] = 0.0f;
+        return;
+    }
+    B sv(0.0f);
+    i = 0;
+    for (; i + W <= n; i += W) {
+        const B e = xsimd::exp(B::load_unaligned(x + i) - B(mx));
+        e.store_unaligned(x + i);
+        sv += e;
+    }
+    float s = xsimd::hadd(sv);
+    for (; i < n; ++i) s += (x[i] = std::exp(x[i] - mx));
+    const float inv = 1.0f / s;
+    i = 0;
+    for (; i + W <= n; i += W) (B::load_unaligned(x + i) * B(inv)).store_unaligned(x + i);
+    for (; i < n; ++i) x[i] *= inv;
+}
+
+void add(float* y, const float* x, int64_t n) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) (B::load_unaligned(y + i) + B::load_unaligned(x + i)).store_unaligned(y + i);
+    for (; i < n; ++i) y[i] += x[i];
+}
+
+void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out) {
+    for (int64_t i = 0; i < n_ids; ++i) dequantize_row(table, ids[i], out + i * table.n_cols);
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+    B s0(0.0f), s1(0.0f);
+    int64_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        s0 = xsimd::fma(B::load_unaligned(a + i), B::load_unaligned(b + i), s0);
+        s1 = xsimd::fma(B::load_unaligned(a + i + W), B::load_unaligned(b + i + W), s1);
+    }
+    for (; i + W <= n; i += W) s0 = xsimd::fma(B::load_unaligned(a + i), B::load_unaligned(b + i), s0);
+    float s = xsimd::hadd(s0 + s1);
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
+}
+
+void axpy(float alpha, const float* x, float* y, int64_t n) {
+    const B a(alpha);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) xsimd::fma(a, B::load_unaligned(x + i), B::load_unaligned(y + i)).store_unaligned(y + i);
+    for (; i < n; ++i) y[i] += alpha * x[i];
+}
+
+}  // namespace wf

@@ -1,0 +1,53 @@
+// Test helpers: seeded random data and weight matrices in every storage type.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels.h"
+
+namespace wft {
+
+inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<float> u(lo, hi);
+    std::vector<float> v(n);
+    for (auto& x : v) x = u(rng);
+    return v;
+}
+
+// A weight matrix (rows × cols) stored as `type`, built from f32 values; owns its bytes.
+struct stored_matrix {
+    std::vector<uint8_t> bytes;
+    wf::matrix_view view;
+    stored_matrix(const std::vector<float>& w, int64_t rows, int64_t cols, wf::dtype type) {
+        bytes.resize(size_t(wf::row_bytes(type, cols) * rows));
+        for (int64_t r = 0; r < rows; ++r) {
+            const float* src = w.data() + r * cols;
+            uint8_t* dst = bytes.data() + r * wf::row_bytes(type, cols);
+            switch (type) {
+            case wf::dtype::f32: std::memcpy(dst, src, size_t(cols) * 4); break;
+            case wf::dtype::f16:
+                for (int64_t c = 0; c < cols; ++c) {
+                    const uint16_t h = wf::f32_to_f16(src[c]);
+                    std::memcpy(dst + 2 * c, &h, 2);
+                }
+                break;
+            case wf::dtype::bf16:
+                for (int64_t c = 0; c < cols; ++c) {
+                    uint32_t bits;
+                    std::memcpy(&bits, &src[c], 4);
+                    const uint16_t h = uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16);
+                    std::memcpy(dst + 2 * c, &h, 2);
+                }
+                break;
+            case wf::dtype::q8_0: wf::quantize_q8_0(src, cols, reinterpret_cast<wf::block_q8_0*>(dst)); break;
+            }
+        }
+        view = {type, rows, cols, bytes.data()};
+    }
+};
+
+}  // namespace wft

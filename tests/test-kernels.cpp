@@ -1,0 +1,201 @@
+// Every SIMD kernel against its scalar twin (wf::ref), on seeded random data at awkward sizes.
+//
+// Tolerances (f32 accumulation against the double-accumulated twin):
+//   matmul f32/f16/bf16: |y − y_ref| ≤ 2e-6·Σ|x·w| + 1e-6   (weights are widened exactly, so only rounding)
+//   matmul q8_0, M < 4:  exact-path check against the twin fed the q8_0-rounded activations (same bound), and
+//                        |y − y_ref| ≤ Σ_k |w_k|·(block max|x|)/254·1.01 + 1e-3·Σ|x·w| against unquantized x
+//   layer_norm, softmax, add, axpy, dot: 1e-5 relative; gelu_erf / gelu_tanh: 2e-6 absolute + 2e-6 relative.
+#include <catch2/catch.hpp>
+
+#include "helpers.h"
+
+using wf::dtype;
+
+namespace {
+
+const int64_t kSizes[] = {1, 3, 15, 17, 31, 33, 767, 769, 3072};
+
+double abs_dot(const float* x, const float* w, int64_t K) {
+    double s = 0;
+    for (int64_t k = 0; k < K; ++k) s += std::fabs(double(x[k]) * w[k]);
+    return s;
+}
+
+void check_matmul(int64_t M, int64_t K, int64_t N, dtype type, uint32_t seed) {
+    INFO("M=" << M << " K=" << K << " N=" << N << " type=" << wf::dtype_name(type));
+    const auto x = wft::random_floats(static_cast<size_t>(M * K), seed);
+    const auto wsrc = wft::random_floats(static_cast<size_t>(N * K), seed + 1, -0.5f, 0.5f);
+    const auto bias = wft::random_floats(static_cast<size_t>(N), seed + 2);
+    wft::stored_matrix W(wsrc, N, K, type);
+    std::vector<float> y(static_cast<size_t>(M * N), NAN), yr(static_cast<size_t>(M * N), NAN);
+    wf::matmul(x.data(), M, W.view, bias.data(), y.data());
+    wf::ref::matmul(x.data(), M, K, W.view, bias.data(), yr.data(), N, 0, N);
+    std::vector<float> wrow(static_cast<size_t>(K));
+    const bool int8_path = type == dtype::q8_0 && M < 4;
+    std::vector<float> xq = x;  // activations as the integer path sees them
+    if (int8_path) {
+        std::vector<wf::block_q8_0> blocks(static_cast<size_t>(K / wf::q8_block));
+        for (int64_t m = 0; m < M; ++m) {
+            wf::quantize_q8_0(x.data() + m * K, K, blocks.data());
+            wf::matrix_view v{dtype::q8_0, 1, K, blocks.data()};
+            wf::dequantize_row(v, 0, xq.data() + m * K);
+        }
+    }
+    std::vector<float> yq(static_cast<size_t>(M * N));
+    wf::ref::matmul(xq.data(), M, K, W.view, bias.data(), yq.data(), N, 0, N);
+    for (int64_t n = 0; n < N; ++n) {
+        wf::dequantize_row(W.view, n, wrow.data());
+        for (int64_t m = 0; m < M; ++m) {
+            const double scale = abs_dot(x.data() + m * K, wrow.data(), K);
+            const double got = y[size_t(m * N + n)];
+            REQUIRE(std::isfinite(got));
+            REQUIRE(std::fabs(got - yq[size_t(m * N + n)]) <= 2e-6 * scale + 1e-6);
+            if (int8_path) {
+                double bound = 0;
+                for (int64_t b = 0; b < K / wf::q8_block; ++b) {
+                    double amax = 0, wsum = 0;
+                    for (int i = 0; i < wf::q8_block; ++i) {
+                        amax = std::max(amax, double(std::fabs(x[size_t(m * K + b * 32 + i)])));
+                        wsum += std::fabs(wrow[size_t(b * 32 + i)]);
+                    }
+                    bound += wsum * amax / 254.0 * 1.01;
+                }
+                REQUIRE(std::fabs(got - yr[size_t(m * N + n)]) <= bound + 1e-3 * scale + 1e-6);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+TEST_CASE("f16 and bf16 conversions are exact round trips", "[kernels]") {
+    for (uint32_t h = 0; h < 65536; ++h) {
+        const float f = wf::f16_to_f32(uint16_t(h));
+        if (std::isnan(f)) {
+            REQUIRE(std::isnan(wf::f16_to_f32(wf::f32_to_f16(f))));
+            continue;
+        }
+        REQUIRE(wf::f32_to_f16(f) == h);
+    }
+    // round to nearest even between two halves, overflow to inf, underflow to zero
+    REQUIRE(wf::f32_to_f16(1.0f + 0x1p-11f) == 0x3c00);              // tie → even (1.0)
+    REQUIRE(wf::f32_to_f16(1.0f + 3 * 0x1p-11f) == 0x3c02);          // tie → even (1 + 2^-9)
+    REQUIRE(wf::f32_to_f16(65520.0f) == 0x7c00);                     // rounds up past the largest half
+    REQUIRE(wf::f32_to_f16(0x1p-26f) == 0x0000);                     // half of the smallest subnormal → 0 (even)
+    REQUIRE(wf::f16_to_f32(0x0001) == 0x1p-24f);                     // smallest subnormal
+    REQUIRE(wf::bf16_to_f32(0x3f80) == 1.0f);
+}
+
+TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[kernels][matmul]") {
+    uint32_t seed = 100;
+    for (dtype type : {dtype::f32, dtype::f16, dtype::bf16}) {
+        for (int64_t M : {1, 2, 3, 4, 5, 9, 17})
+            for (int64_t K : {1, 3, 15, 17, 31, 33, 767, 769})
+                for (int64_t N : {1, 3, 17, 33}) check_matmul(M, K, N, type, seed++);
+        check_matmul(2, 3072, 15, type, seed++);
+        check_matmul(33, 3072, 3, type, seed++);
+        check_matmul(5, 768, 769, type, seed++);
+    }
+    for (int64_t M : {1, 2, 3, 4, 7, 17})
+        for (int64_t K : {32, 96, 768, 3072})
+            for (int64_t N : {1, 3, 5, 17}) check_matmul(M, K, N, dtype::q8_0, seed++);
+}
+
+TEST_CASE("matmul writes only its column range, so threads can split the output", "[kernels][matmul]") {
+    for (int64_t M : {1, 6}) {
+        const int64_t K = 33, N = 17;
+        const auto x = wft::random_floats(static_cast<size_t>(M * K), 7);
+        wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), 8), N, K, dtype::f32);
+        std::vector<float> y(static_cast<size_t>(M * N), -7.0f), full(static_cast<size_t>(M * N));
+        wf::matmul(x.data(), M, K, W.view, nullptr, y.data(), N, 5, 11);
+        wf::matmul(x.data(), M, W.view, nullptr, full.data());
+        for (int64_t m = 0; m < M; ++m)
+            for (int64_t n = 0; n < N; ++n) {
+                if (n >= 5 && n < 11) REQUIRE(y[size_t(m * N + n)] == full[size_t(m * N + n)]);
+                else REQUIRE(y[size_t(m * N + n)] == -7.0f);
+            }
+    }
+}
+
+TEST_CASE("f16 weights are widened exactly in registers, subnormals included", "[kernels][matmul]") {
+    // Every finite half value appears once in a 62×1024 matrix; x = e_k picks out column k exactly.
+    const int64_t N = 62, K = 1024;
+    std::vector<uint16_t> bits;
+    for (uint32_t h = 0; h < 65536; ++h)
+        if ((h & 0x7c00) != 0x7c00) bits.push_back(uint16_t(h));
+    REQUIRE(bits.size() == size_t(N * K));
+    wf::matrix_view W{dtype::f16, N, K, bits.data()};
+    std::vector<float> x(static_cast<size_t>(K), 0.0f), y(static_cast<size_t>(N));
+    for (int64_t k = 0; k < K; ++k) {
+        x[size_t(k)] = 1.0f;
+        wf::matmul(x.data(), 1, W, nullptr, y.data());
+        for (int64_t n = 0; n < N; ++n) {
+            const float want = wf::f16_to_f32(bits[size_t(n * K + k)]);
+            if (y[size_t(n)] != want) FAIL("half " << bits[size_t(n * K + k)] << " → " << y[size_t(n)] << ", want " << want);
+        }
+        x[size_t(k)] = 0.0f;
+    }
+}
+
+TEST_CASE("row-wise kernels match their scalar twins", "[kernels]") {
+    uint32_t seed = 1000;
+    for (int64_t n : kSizes) {
+        INFO("n=" << n);
+        const auto x = wft::random_floats(static_cast<size_t>(3 * n), seed++, -4.0f, 4.0f);
+        const auto g = wft::random_floats(static_cast<size_t>(n), seed++);
+        const auto b = wft::random_floats(static_cast<size_t>(n), seed++);
+        std::vector<float> y(x.size()), yr(x.size());
+        wf::layer_norm(x.data(), 3, n, g.data(), b.data(), 1e-5f, y.data());
+        wf::ref::layer_norm(x.data(), 3, n, g.data(), b.data(), 1e-5f, yr.data());
+        for (size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(yr[i]).margin(1e-5).epsilon(1e-5));
+
+        using act = void (*)(float*, int64_t);
+        for (auto [simd, scalar] : {std::pair<act, act>{wf::gelu_erf, wf::ref::gelu_erf}, std::pair<act, act>{wf::gelu_tanh, wf::ref::gelu_tanh}}) {
+            y = x;
+            yr = x;
+            simd(y.data(), int64_t(y.size()));
+            scalar(yr.data(), int64_t(yr.size()));
+            for (size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(yr[i]).margin(2e-6).epsilon(2e-6));
+        }
+
+        y = x;
+        yr = x;
+        wf::softmax(y.data(), n);
+        wf::ref::softmax(yr.data(), n);
+        for (int64_t i = 0; i < n; ++i) REQUIRE(y[size_t(i)] == Approx(yr[size_t(i)]).margin(1e-7).epsilon(1e-5));
+
+        y = x;
+        yr = x;
+        wf::add(y.data(), g.data(), n);
+        wf::ref::add(yr.data(), g.data(), n);
+        wf::axpy(0.37f, b.data(), y.data() + n, n);
+        wf::ref::axpy(0.37f, b.data(), yr.data() + n, n);
+        for (size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(yr[i]).margin(1e-6).epsilon(1e-6));
+
+        REQUIRE(wf::dot(x.data(), g.data(), n) == Approx(wf::ref::dot(x.data(), g.data(), n)).margin(1e-5 * double(n)));
+    }
+}
+
+TEST_CASE("softmax survives huge, tied and fully masked inputs", "[kernels]") {
+    std::vector<float> big = {1e30f, 1e30f, -1e30f, 0.0f, 1e30f};
+    wf::softmax(big.data(), 5);
+    REQUIRE(big[0] == Approx(1.0 / 3));
+    REQUIRE(big[2] == 0.0f);
+    std::vector<float> masked(9, -INFINITY);
+    wf::softmax(masked.data(), 9);
+    for (float v : masked) REQUIRE(v == 0.0f);
+}
+
+TEST_CASE("embedding gather widens every storage type", "[kernels]") {
+    const int64_t V = 37, E = 64;
+    const auto table = wft::random_floats(static_cast<size_t>(V * E), 3);
+    const int32_t ids[] = {0, 36, 5, 5, 17};
+    for (dtype type : {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0}) {
+        wft::stored_matrix T(table, V, E, type);
+        std::vector<float> out(static_cast<size_t>(5 * E));
+        wf::embed(T.view, ids, 5, out.data());
+        const double tol = type == dtype::f32 ? 0 : type == dtype::f16 ? 1e-3 : type == dtype::bf16 ? 8e-3 : 1.0 / 127;
+        for (int i = 0; i < 5; ++i)
+            for (int64_t e = 0; e < E; ++e) REQUIRE(std::fabs(out[size_t(i * E + e)] - table[size_t(ids[i] * E + e)]) <= tol);
+    }
+}

@@ -1,0 +1,233 @@
+"""Trains the bundled default models: a small BERT-style MLM and a small GPT-2-style LM, in Hugging Face layout.
+
+Run with Debian's PyTorch (see tools/train/README.md):
+  /usr/bin/python3 tools/train/corpus.py --out build/corpus
+  /usr/bin/python3 tools/train/train.py --model bert --corpus build/corpus --out models/wf-bert-mini --minutes 100
+  /usr/bin/python3 tools/train/train.py --model gpt2 --corpus build/corpus --out models/wf-gpt2-mini --minutes 100
+
+--steps N gives a fixed, machine-independent schedule (the seed fixes data order, masking and initialisation);
+--minutes M stops at a wall-clock budget, and the model card records the steps reached so that `--steps` can
+reproduce that run. Checkpoints are exported every --export-every minutes, so an interrupted run still leaves a
+usable model.
+"""
+import argparse
+import json
+import math
+import os
+import random
+import shutil
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "reference"))
+import models  # noqa: E402
+import safetensors_io  # noqa: E402
+import tokenizers as toks  # noqa: E402
+from corpus import DOC_SEP  # noqa: E402
+
+BERT_CONFIG = dict(architectures=["BertForMaskedLM"], model_type="bert", vocab_size=30522, hidden_size=192,
+                   num_hidden_layers=4, num_attention_heads=4, intermediate_size=768, hidden_act="gelu",
+                   max_position_embeddings=128, type_vocab_size=2, layer_norm_eps=1e-12, pad_token_id=0,
+                   hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1, initializer_range=0.02)
+GPT2_CONFIG = dict(architectures=["GPT2LMHeadModel"], model_type="gpt2", vocab_size=8192, n_positions=256, n_embd=256,
+                   n_layer=4, n_head=4, n_inner=None, activation_function="gelu_new", layer_norm_epsilon=1e-5,
+                   resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1, initializer_range=0.02)
+
+
+def read_docs(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read().split(f"\n{DOC_SEP}\n")
+
+
+def shared_tokenizers():
+    """The real bert-base-uncased vocabulary: ../shared/tokenizers or the project's test data copy."""
+    for p in (os.path.join(HERE, "..", "..", "tests", "data", "tokenizers", "bert", "vocab.txt"),
+              os.path.join(HERE, "..", "..", "..", "shared", "tokenizers", "bert", "vocab.txt")):
+        if os.path.exists(p):
+            return p
+    raise SystemExit("bert vocab.txt not found (tests/data/tokenizers/bert or ../shared/tokenizers/bert)")
+
+
+# ---------------------------------------------------------------------------------------------------- batches
+def bert_batch(stream, rng, B, T, vocab_size, special):
+    """Windows of T-2 tokens from the stream, wrapped in [CLS] … [SEP]; 15 % masked with the 80/10/10 rule."""
+    cls, sep, mask, n_special = special
+    ids = torch.empty(B, T, dtype=torch.long)
+    for b in range(B):
+        s = rng.randrange(0, len(stream) - (T - 2))
+        ids[b] = torch.tensor([cls] + stream[s:s + T - 2] + [sep])
+    g = torch.Generator().manual_seed(rng.randrange(1 << 62))
+    prob = torch.rand(B, T, generator=g)
+    chosen = prob < 0.15
+    chosen[:, 0] = chosen[:, -1] = False
+    labels = ids[chosen].clone()
+    action = torch.rand(B, T, generator=g)
+    inputs = ids.clone()
+    inputs[chosen & (action < 0.8)] = mask
+    rand_pos = chosen & (action >= 0.8) & (action < 0.9)
+    inputs[rand_pos] = torch.randint(n_special, vocab_size, (int(rand_pos.sum()),), generator=g)
+    return inputs, chosen, labels
+
+
+def gpt_batch(stream, rng, B, T):
+    x = torch.empty(B, T + 1, dtype=torch.long)
+    for b in range(B):
+        s = rng.randrange(0, len(stream) - T - 1)
+        x[b] = torch.tensor(stream[s:s + T + 1])
+    return x[:, :-1], x[:, 1:]
+
+
+# ------------------------------------------------------------------------------------------------------- eval
+@torch.no_grad()
+def eval_bert(model, stream, special, T=128, n_windows=200):
+    model.eval()
+    rng = random.Random(1234)  # the same masked positions on every evaluation
+    top1 = top5 = n = 0
+    for _ in range(n_windows // 20):
+        inputs, chosen, labels = bert_batch(stream, rng, 20, T, model.config["vocab_size"], special)
+        h, _, _ = model.encode(inputs)
+        logits = model.mlm_logits(h[chosen])
+        best = logits.topk(5, -1).indices
+        top1 += (best[:, 0] == labels).sum().item()
+        top5 += (best == labels[:, None]).any(-1).sum().item()
+        n += labels.numel()
+    model.train()
+    return {"mlm_top1": top1 / n, "mlm_top5": top5 / n, "masked_tokens": n}
+
+
+@torch.no_grad()
+def eval_gpt(model, stream, T=256):
+    model.eval()
+    nll, n = 0.0, 0
+    for s in range(0, len(stream) - T - 1, T):
+        x = torch.tensor(stream[s:s + T + 1])[None]
+        logits, _, _, _ = model(x[:, :-1])
+        nll += F.cross_entropy(logits[0], x[0, 1:], reduction="sum").item()
+        n += T
+    model.train()
+    return {"perplexity": math.exp(nll / n), "eval_tokens": n}
+
+
+# ----------------------------------------------------------------------------------------------------- export
+def export(model, kind, out, tok_dir, meta):
+    os.makedirs(out, exist_ok=True)
+    cfg = {k: v for k, v in model.config.items()}
+    if kind == "gpt2":
+        cfg.update(bos_token_id=cfg["vocab_size"] - 1, eos_token_id=cfg["vocab_size"] - 1)
+    cfg["torch_dtype"] = "float16"
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+    state = models.export_state(model)
+    safetensors_io.save(os.path.join(out, "model.safetensors"), state, metadata={"format": "pt"}, dtype=torch.float16)
+    if kind == "bert":
+        shutil.copy(os.path.join(tok_dir, "vocab.txt"), os.path.join(out, "vocab.txt"))
+        tc = {"do_lower_case": True, "model_max_length": cfg["max_position_embeddings"], "tokenizer_class": "BertTokenizer"}
+    else:
+        for f in ("vocab.json", "merges.txt"):
+            shutil.copy(os.path.join(tok_dir, f), os.path.join(out, f))
+        tc = {"model_max_length": cfg["n_positions"], "tokenizer_class": "GPT2Tokenizer", "bos_token": "<|endoftext|>",
+              "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}
+    with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
+        json.dump(tc, f, indent=2)
+    with open(os.path.join(out, "training.json"), "w") as f:
+        json.dump(meta, f, indent=2)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=["bert", "gpt2"], required=True)
+    ap.add_argument("--corpus", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--minutes", type=float, default=100)
+    ap.add_argument("--steps", type=int, default=0, help="fixed number of steps (overrides --minutes)")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--lr", type=float, default=1e-3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=42)
+    ap.add_argument("--export-every", type=float, default=15.0, help="minutes between checkpoint exports")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    rng = random.Random(a.seed)
+    train_docs, test_docs = read_docs(os.path.join(a.corpus, "train.txt")), read_docs(os.path.join(a.corpus, "test.txt"))
+    t0 = time.time()
+    work = os.path.join(a.corpus, a.model)
+    os.makedirs(work, exist_ok=True)
+    if a.model == "bert":
+        tok_dir = os.path.dirname(shared_tokenizers())
+        tok = toks.WordPiece(shared_tokenizers())
+        v = tok.vocab
+        special = (v["[CLS]"], v["[SEP]"], v["[MASK]"], 1000)  # ids below 1000 are [PAD], [unused*], [UNK], …
+        encode_docs = lambda docs: [i for d in docs for i in tok.encode(d) + [v["[SEP]"]]]
+        config, T = dict(BERT_CONFIG), BERT_CONFIG["max_position_embeddings"]
+        model = models.BertForMaskedLM(config)
+    else:
+        tok_dir = work
+        if not os.path.exists(os.path.join(work, "merges.txt")):
+            n = toks.train_byte_bpe(train_docs, GPT2_CONFIG["vocab_size"], os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"))
+            print(f"trained byte-level BPE: {n} tokens in {time.time() - t0:.0f}s", flush=True)
+        tok = toks.ByteBPE(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"))
+        eot = tok.encoder["<|endoftext|>"]
+        encode_docs = lambda docs: [i for d in docs for i in tok.encode(d) + [eot]]
+        config, T = dict(GPT2_CONFIG), 128
+        model = models.GPT2LMHeadModel(config)
+    train_stream, test_stream = encode_docs(train_docs), encode_docs(test_docs)
+    print(f"tokens: {len(train_stream)} train, {len(test_stream)} test ({time.time() - t0:.0f}s)", flush=True)
+    models.init_weights(model, config["initializer_range"])
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=a.lr, betas=(0.9, 0.98), eps=1e-6)
+    budget_s = a.minutes * 60
+    start = last_export = time.time()
+    step, seen, warm = 0, 0, 300
+
+    def progress():
+        return step / a.steps if a.steps else (time.time() - start) / budget_s
+
+    def meta(final):
+        m = {"model": a.model, "steps": step, "tokens_seen": seen, "batch": a.batch, "seq_len": T, "lr": a.lr,
+             "seed": a.seed, "threads": a.threads, "train_minutes": round((time.time() - start) / 60, 1),
+             "train_tokens": len(train_stream), "test_tokens": len(test_stream), "final": final}
+        m.update(eval_bert(model, test_stream, special) if a.model == "bert" else eval_gpt(model, test_stream))
+        return m
+
+    model.train()
+    while progress() < 1.0:
+        p = progress()
+        lr = a.lr * min(1.0, (step + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(p, 1.0))))
+        for g in opt.param_groups:
+            g["lr"] = lr
+        if a.model == "bert":
+            inputs, chosen, labels = bert_batch(train_stream, rng, a.batch, T, config["vocab_size"], special)
+            h, _, _ = model.encode(inputs)
+            loss = F.cross_entropy(model.mlm_logits(h[chosen]), labels)  # the head only at masked positions
+        else:
+            x, y = gpt_batch(train_stream, rng, a.batch, T)
+            logits, _, _, _ = model(x)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step += 1
+        seen += a.batch * T
+        if step % 50 == 0:
+            el = time.time() - start
+            print(f"step {step} loss {loss.item():.3f} lr {lr:.2e} {seen / el:.0f} tok/s {el / 60:.1f} min", flush=True)
+        if time.time() - last_export > a.export_every * 60:
+            m = meta(False)
+            print("checkpoint", json.dumps(m), flush=True)
+            export(model, a.model, a.out, tok_dir, m)
+            last_export = time.time()
+    m = meta(True)
+    print("final", json.dumps(m), flush=True)
+    export(model, a.model, a.out, tok_dir, m)
+
+
+if __name__ == "__main__":
+    main()
