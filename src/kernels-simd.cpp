@@ -161,6 +161,20 @@ void gemv_dispatch(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm
     }
 }
 
+// Row r of W as f32, SIMD-widened for f16/bf16.
+void widen_row(const matrix_view& Wm, int64_t r, float* out) {
+    const int64_t K = Wm.n_cols;
+    const uint8_t* row = Wm.row(r);
+    auto run = [&](auto rows) {
+        int64_t k = 0;
+        for (; k + W <= K; k += W) decltype(rows)::load(row, k).store_unaligned(out + k);
+        for (; k < K; ++k) out[k] = decltype(rows)::at(row, k);
+    };
+    if (Wm.type == dtype::f16) run(f16_rows{});
+    else if (Wm.type == dtype::bf16) run(bf16_rows{});
+    else dequantize_row(Wm, r, out);
+}
+
 // Many rows of x (prefill): block x rows to fit L2, pairs of W rows (widened into an f32 panel unless f32).
 void gemm(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
           int64_t n0, int64_t n1) {
@@ -175,7 +189,7 @@ void gemm(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const f
             const uint8_t* w[2];
             for (int j = 0; j < nr; ++j) {
                 if (widen) {
-                    dequantize_row(Wm, n + j, panel.data() + j * K);
+                    widen_row(Wm, n + j, panel.data() + j * K);
                     w[j] = reinterpret_cast<const uint8_t*>(panel.data() + j * K);
                 } else {
                     w[j] = Wm.row(n + j);
@@ -188,20 +202,34 @@ void gemm(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const f
 }
 
 // --- q8_0 × q8_0 integer dot products ------------------------------------------------------------------------
-#if defined(__SSE4_1__)
-// Four int32 partial sums of the 32 products of one block pair.
-inline __m128i dot_q8_block(const int8_t* a, const int8_t* b) {
-    const __m128i a0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a));
-    const __m128i a1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(a + 16));
-    const __m128i b0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b));
-    const __m128i b1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(b + 16));
-    __m128i s = _mm_madd_epi16(_mm_cvtepi8_epi16(a0), _mm_cvtepi8_epi16(b0));
-    s = _mm_add_epi32(s, _mm_madd_epi16(_mm_cvtepi8_epi16(_mm_unpackhi_epi64(a0, a0)), _mm_cvtepi8_epi16(_mm_unpackhi_epi64(b0, b0))));
-    s = _mm_add_epi32(s, _mm_madd_epi16(_mm_cvtepi8_epi16(a1), _mm_cvtepi8_epi16(b1)));
-    s = _mm_add_epi32(s, _mm_madd_epi16(_mm_cvtepi8_epi16(_mm_unpackhi_epi64(a1, a1)), _mm_cvtepi8_epi16(_mm_unpackhi_epi64(b1, b1))));
-    return s;
+// q8_0 block scales are finite f16: (h & 0x7fff) << 13 as a float is value·2^-112 (subnormals included).
+inline float scale_f16(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    const uint32_t bits = uint32_t(h & 0x7fff) << 13;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return (h & 0x8000) ? -f * 0x1p112f : f * 0x1p112f;
 }
 
+// The activations of one row, quantized to q8_0 and sign-extended to int16 once, reused by every W row.
+struct q8_activations {
+    std::vector<int16_t> q;  // (K) int16
+    std::vector<float> d;    // (K/32) block scales
+    void set(const float* x, int64_t K) {
+        const int64_t nb = K / q8_block;
+        std::vector<block_q8_0> blocks(static_cast<size_t>(nb));
+        quantize_q8_0(x, K, blocks.data());
+        q.resize(size_t(K));
+        d.resize(size_t(nb));
+        for (int64_t b = 0; b < nb; ++b) {
+            d[size_t(b)] = f16_to_f32(blocks[size_t(b)].d);
+            for (int i = 0; i < q8_block; ++i) q[size_t(b * q8_block + i)] = blocks[size_t(b)].q[i];
+        }
+    }
+};
+
+#if defined(__SSE4_1__)
 inline float hsum(__m128 v) {
     v = _mm_add_ps(v, _mm_movehl_ps(v, v));
     v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
@@ -209,20 +237,26 @@ inline float hsum(__m128 v) {
 }
 #endif
 
-// Σ over blocks of d_a·d_b·(qa·qb), for `nr` W rows at once (better reuse of the activation blocks).
+// out[n] = Σ_blocks d_x·d_w·(q_x·q_w) for NR rows of W at once.
 template <int NR>
-inline void dot_q8_rows(const block_q8_0* a, const uint8_t* const* w, int64_t nb, float (&out)[NR]) {
+inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_t nb, float (&out)[NR]) {
 #if defined(__SSE4_1__)
     __m128 acc[NR];
     for (int n = 0; n < NR; ++n) acc[n] = _mm_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        const float da = f16_to_f32(a[b].d);
+        const __m128i* xq = reinterpret_cast<const __m128i*>(a.q.data() + b * q8_block);
+        const __m128i x0 = _mm_loadu_si128(xq), x1 = _mm_loadu_si128(xq + 1);
+        const __m128i x2 = _mm_loadu_si128(xq + 2), x3 = _mm_loadu_si128(xq + 3);
+        const float dx = a.d[size_t(b)];
         for (int n = 0; n < NR; ++n) {
             const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
-            uint16_t dh;
-            std::memcpy(&dh, blk, 2);
-            const __m128i s = dot_q8_block(a[b].q, reinterpret_cast<const int8_t*>(blk + 2));
-            acc[n] = _mm_add_ps(acc[n], _mm_mul_ps(_mm_cvtepi32_ps(s), _mm_set1_ps(da * f16_to_f32(dh))));
+            const __m128i w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+            const __m128i w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18));
+            __m128i s = _mm_madd_epi16(x0, _mm_cvtepi8_epi16(w0));
+            s = _mm_add_epi32(s, _mm_madd_epi16(x1, _mm_cvtepi8_epi16(_mm_unpackhi_epi64(w0, w0))));
+            s = _mm_add_epi32(s, _mm_madd_epi16(x2, _mm_cvtepi8_epi16(w1)));
+            s = _mm_add_epi32(s, _mm_madd_epi16(x3, _mm_cvtepi8_epi16(_mm_unpackhi_epi64(w1, w1))));
+            acc[n] = _mm_add_ps(acc[n], _mm_mul_ps(_mm_cvtepi32_ps(s), _mm_set1_ps(dx * scale_f16(blk))));
         }
     }
     for (int n = 0; n < NR; ++n) out[n] = hsum(acc[n]);
@@ -231,11 +265,9 @@ inline void dot_q8_rows(const block_q8_0* a, const uint8_t* const* w, int64_t nb
         float s = 0;
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
-            uint16_t dh;
-            std::memcpy(&dh, blk, 2);
             int32_t is = 0;
-            for (int i = 0; i < q8_block; ++i) is += int32_t(a[b].q[i]) * int8_t(blk[2 + i]);
-            s += float(is) * f16_to_f32(a[b].d) * f16_to_f32(dh);
+            for (int i = 0; i < q8_block; ++i) is += int32_t(a.q[size_t(b * q8_block + i)]) * int8_t(blk[2 + i]);
+            s += float(is) * a.d[size_t(b)] * scale_f16(blk);
         }
         out[n] = s;
     }
@@ -245,21 +277,21 @@ inline void dot_q8_rows(const block_q8_0* a, const uint8_t* const* w, int64_t nb
 void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1) {
     const int64_t nb = Wm.n_cols / q8_block;
-    std::vector<block_q8_0> xq(static_cast<size_t>(nb));
+    q8_activations xq;
     for (int64_t m = 0; m < M; ++m) {
-        quantize_q8_0(x + m * ldx, Wm.n_cols, xq.data());
+        xq.set(x + m * ldx, Wm.n_cols);
         float* ym = y + m * ldy;
         int64_t n = n0;
         for (; n + 4 <= n1; n += 4) {
             const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
             float out[4];
-            dot_q8_rows<4>(xq.data(), w, nb, out);
+            dot_q8_rows<4>(xq, w, nb, out);
             for (int j = 0; j < 4; ++j) ym[n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
         }
         for (; n < n1; ++n) {
             const uint8_t* w[1] = {Wm.row(n)};
             float out[1];
-            dot_q8_rows<1>(xq.data(), w, nb, out);
+            dot_q8_rows<1>(xq, w, nb, out);
             ym[n] = out[0] + (bias ? bias[n] : 0.0f);
         }
     }

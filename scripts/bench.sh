@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Benchmarks (`npm run bench`): the kernels natively and in wasm under Node, one thread.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/build.sh native
+scripts/build.sh wasm
+build/native/wf-bench-kernels
+echo
+node build/wasm/wf-bench-kernels.js

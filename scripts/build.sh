@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Builds the C++ core and its programs: `scripts/build.sh native` (g++, build/native) or `scripts/build.sh wasm`
+# (Emscripten, build/wasm). Extra arguments go to CMake. Incremental: rerunning rebuilds only what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+target=${1:-native}
+shift || true
+jobs=$(nproc 2>/dev/null || echo 2)
+case "$target" in
+  native)
+    cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+    cmake --build build/native -j "$jobs"
+    ;;
+  wasm)
+    # Debian's em++ runs node-acorn, which it finds through NODE_PATH.
+    export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
+    emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DWF_BUILD_EXAMPLES=OFF "$@" >/dev/null
+    cmake --build build/wasm -j "$jobs"
+    ;;
+  *) echo "usage: scripts/build.sh native|wasm [cmake args]" >&2; exit 2 ;;
+esac
