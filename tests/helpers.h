@@ -51,3 +51,63 @@ struct stored_matrix {
 };
 
 }  // namespace wft
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "checkpoint.h"
+#include "safetensors.h"
+
+namespace wft {
+
+inline std::string data_path(const std::string& rel) { return std::string(WF_SOURCE_DIR) + "/tests/data/" + rel; }
+
+inline std::vector<uint8_t> read_file(const std::string& path) {
+    std::ifstream f(path, std::ios::binary);
+    if (!f) throw std::runtime_error("cannot open " + path);
+    return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+// Every regular file of a folder, by file name.
+inline std::shared_ptr<wf::file_set> read_dir(const std::string& dir) {
+    auto fs = std::make_shared<wf::file_set>();
+    for (auto& e : std::filesystem::directory_iterator(dir))
+        if (e.is_regular_file()) fs->add(e.path().filename().string(), read_file(e.path().string()));
+    return fs;
+}
+
+// golden.safetensors written by tools/reference/make_fixtures.py
+struct golden {
+    std::vector<uint8_t> bytes;
+    wf::safetensors_file file;
+    explicit golden(const std::string& path) : bytes(read_file(path)) {
+        file = wf::parse_safetensors(bytes.data(), int64_t(bytes.size()), path);
+    }
+    const wf::st_tensor& t(const std::string& name) const {
+        auto* p = file.find(name);
+        if (!p) throw std::runtime_error("golden has no " + name);
+        return *p;
+    }
+    std::vector<float> f32(const std::string& name) const {
+        auto& x = t(name);
+        std::vector<float> v(size_t(x.n_elements));
+        std::memcpy(v.data(), x.data, size_t(x.n_bytes));
+        return v;
+    }
+    std::vector<int32_t> i32(const std::string& name) const {
+        auto& x = t(name);
+        std::vector<int32_t> v(size_t(x.n_elements));
+        std::memcpy(v.data(), x.data, size_t(x.n_bytes));
+        return v;
+    }
+};
+
+inline double max_abs_diff(const float* a, const float* b, size_t n) {
+    double m = 0;
+    for (size_t i = 0; i < n; ++i) m = std::max(m, double(std::fabs(a[i] - b[i])));
+    return m;
+}
+
+}  // namespace wft

@@ -1,0 +1,106 @@
+#include "checkpoint.h"
+
+#include <algorithm>
+#include <new>
+
+namespace wf {
+
+uint8_t* file_set::allocate(const std::string& name, int64_t size) {
+    if (size < 0 || uint64_t(size) > uint64_t(SIZE_MAX / 2)) throw error(name + ": size " + std::to_string(size) + " is too large for this build");
+    auto buf = std::make_unique<std::vector<uint8_t>>();
+    try {
+        buf->resize(size_t(size));
+    } catch (const std::bad_alloc&) {
+        throw error("out of memory: could not allocate " + std::to_string(size) + " bytes for " + name);
+    }
+    uint8_t* p = buf->data();
+    files_[name] = std::move(buf);
+    return p;
+}
+
+void file_set::add(const std::string& name, std::vector<uint8_t> bytes) { files_[name] = std::make_unique<std::vector<uint8_t>>(std::move(bytes)); }
+
+const std::vector<uint8_t>* file_set::get(const std::string& name) const {
+    auto it = files_.find(name);
+    return it == files_.end() ? nullptr : it->second.get();
+}
+
+std::string_view file_set::text(const std::string& name) const {
+    auto* f = get(name);
+    if (!f) throw error("missing file " + name);
+    return {reinterpret_cast<const char*>(f->data()), f->size()};
+}
+
+std::vector<std::string> file_set::names() const {
+    std::vector<std::string> r;
+    for (auto& [k, v] : files_) r.push_back(k);
+    return r;
+}
+
+safetensors_source::safetensors_source(const file_set& files, const st_limits& lim) {
+    std::vector<std::string> shards;
+    std::map<std::string, std::string> index;
+    if (files.has("model.safetensors.index.json")) {
+        index = parse_safetensors_index(files.text("model.safetensors.index.json"), "model.safetensors.index.json");
+        for (auto& [t, f] : index)
+            if (std::find(shards.begin(), shards.end(), f) == shards.end()) shards.push_back(f);
+    } else if (files.has("model.safetensors")) {
+        shards.push_back("model.safetensors");
+    } else {
+        throw error("no weights: expected model.safetensors or model.safetensors.index.json");
+    }
+    for (auto& shard : shards) {
+        const auto* bytes = files.get(shard);
+        if (!bytes) throw error("model.safetensors.index.json names shard " + shard + ", which is missing");
+        const safetensors_file f = parse_safetensors(bytes->data(), int64_t(bytes->size()), shard, lim);
+        for (const st_tensor& t : f.tensors) {
+            if (!index.empty() && (!index.count(t.name) || index[t.name] != shard)) continue;  // not this shard's per the index
+            if (tensors_.count(t.name) || unsupported_.count(t.name)) throw error(shard + ": tensor \"" + t.name + "\" appears in two shards");
+            raw_tensor r{t.name, shard, dtype::f32, t.shape, t.data, t.n_bytes};
+            if (t.dtype_name == "F32") r.type = dtype::f32;
+            else if (t.dtype_name == "F16") r.type = dtype::f16;
+            else if (t.dtype_name == "BF16") r.type = dtype::bf16;
+            else {
+                unsupported_[t.name] = t.dtype_name;
+                continue;
+            }
+            tensors_[t.name] = std::move(r);
+        }
+    }
+    for (auto& [t, f] : index)
+        if (!tensors_.count(t) && !unsupported_.count(t))
+            throw error("model.safetensors.index.json: tensor \"" + t + "\" is not in " + f);
+}
+
+const raw_tensor* safetensors_source::find(const std::string& name) const {
+    auto it = tensors_.find(name);
+    if (it != tensors_.end()) return &it->second;
+    auto u = unsupported_.find(name);
+    if (u != unsupported_.end())
+        throw error("tensor \"" + name + "\" has dtype " + u->second + ", which is not supported for weights (supported: F32, F16, BF16)");
+    return nullptr;
+}
+
+std::vector<std::string> safetensors_source::names() const {
+    std::vector<std::string> r;
+    for (auto& [k, v] : tensors_) r.push_back(k);
+    return r;
+}
+
+model load_hf_model(std::shared_ptr<const file_set> files, const load_options& opt) {
+    model m;
+    m.hp = parse_config(files->text("config.json"), "config.json");
+    safetensors_source src(*files);
+    bool borrows;
+    if (m.hp.architecture == arch::bert) {
+        m.bert = std::make_unique<bert_model>(m.hp, src, opt.format);
+        borrows = m.bert->borrows_file_bytes();
+    } else {
+        m.gpt2 = std::make_unique<gpt2_model>(m.hp, src, opt.format);
+        borrows = m.gpt2->borrows_file_bytes();
+    }
+    if (borrows) m.files = std::move(files);
+    return m;
+}
+
+}  // namespace wf
