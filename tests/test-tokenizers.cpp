@@ -1,0 +1,171 @@
+// Tokenizers against published golden ids: llama.cpp's 46 + 46 test vectors (ids from Hugging Face tokenizers),
+// transformers.js's bert-base-uncased goldens, and properties on random text (round trips, id bounds).
+#include <catch2/catch.hpp>
+#include <random>
+#include <sstream>
+
+#include "helpers.h"
+#include "tokenizer.h"
+#include "unicode.h"
+
+namespace {
+
+std::string text_of(const std::string& rel) {
+    const auto b = wft::read_file(wft::data_path(rel));
+    return std::string(b.begin(), b.end());
+}
+
+std::unique_ptr<wf::tokenizer> bert_uncased() { return wf::load_vocab_txt(text_of("tokenizers/bert/vocab.txt"), {}); }
+std::unique_ptr<wf::tokenizer> gpt2() {
+    return wf::load_gpt2_files(text_of("tokenizers/gpt2/encoder.json"), text_of("tokenizers/gpt2/vocab.bpe"));
+}
+
+// llama.cpp's format: strings separated by "\n__ggml_vocab_test__\n"; one line of ids per string.
+std::vector<std::pair<std::string, std::vector<int32_t>>> vectors(const std::string& name) {
+    const std::string inp = text_of("tokenizers/llamacpp/" + name + ".inp"), out = text_of("tokenizers/llamacpp/" + name + ".out");
+    const std::string sep = "\n__ggml_vocab_test__\n";
+    std::vector<std::string> texts;
+    size_t pos = 0, hit;
+    while ((hit = inp.find(sep, pos)) != std::string::npos) {
+        texts.push_back(inp.substr(pos, hit - pos));
+        pos = hit + sep.size();
+    }
+    std::vector<std::pair<std::string, std::vector<int32_t>>> r;
+    size_t line_start = 0;
+    for (const auto& t : texts) {
+        const size_t e = out.find('\n', line_start);
+        std::istringstream line(out.substr(line_start, e - line_start));
+        line_start = e + 1;
+        std::vector<int32_t> ids;
+        for (int32_t id; line >> id;) ids.push_back(id);
+        r.emplace_back(t, ids);
+    }
+    return r;
+}
+
+std::string random_utf8(std::mt19937& rng, int max_len) {
+    // Mostly ASCII and Latin, with CJK, emoji (ZWJ sequences too), combining marks, whitespace and controls.
+    static const char32_t pool[] = {'a', 'b', 'Z', ' ', ' ', '\n', '\t', '.', ',', '\'', 's', '1', '9', 0xE9, 0xC4, 0x301, 0x308, 0x4E2D,
+                                    0x6587, 0x1F600, 0x1F468, 0x200D, 0x1F469, 0xA0, 0x3000, 0x0, 0x1F, 0x7F, 0x85, 0x2028, 0xFEFF,
+                                    0x130, 0x3A3, 0xDF, 0xFB01, 0x1100, 0xAC00, 0x10FFFF, 0xE000, 0x2163, 0xBC, 0x3007};
+    std::uniform_int_distribution<int> len(0, max_len), pick(0, int(std::size(pool)) - 1), any(1, 0x10FFFF), coin(0, 9);
+    std::u32string s;
+    for (int i = len(rng); i > 0; --i) {
+        char32_t c = coin(rng) == 0 ? char32_t(any(rng)) : pool[pick(rng)];
+        if (c >= 0xD800 && c <= 0xDFFF) c = 0xFFFD;
+        s += c;
+    }
+    return wf::unicode::utf8_encode(s);
+}
+
+}  // namespace
+
+TEST_CASE("BERT WordPiece matches llama.cpp's Hugging Face test vectors", "[tokenizers][bert]") {
+    auto tok = bert_uncased();
+    const auto v = vectors("ggml-vocab-bert-bge.gguf");
+    REQUIRE(v.size() == 46);
+    for (auto& [text, ids] : v) {
+        INFO("text: \"" << text << "\"");
+        REQUIRE(tok->encode(text, false) == ids);
+    }
+}
+
+TEST_CASE("GPT-2 BPE matches llama.cpp's Hugging Face test vectors", "[tokenizers][gpt2]") {
+    auto tok = gpt2();
+    const auto v = vectors("ggml-vocab-gpt-2.gguf");
+    REQUIRE(v.size() == 46);
+    for (auto& [text, ids] : v) {
+        INFO("text: \"" << text << "\"");
+        REQUIRE(tok->encode(text) == ids);
+        REQUIRE(tok->decode(ids) == text);
+    }
+}
+
+TEST_CASE("BERT matches transformers.js's published golden ids", "[tokenizers][bert]") {
+    auto tok = bert_uncased();
+    using v = std::vector<int32_t>;
+    REQUIRE(tok->encode(std::string("1\0002\xEF\xBF\xBD" "3", 7)) == v{101, 13138, 102});
+    REQUIRE(tok->encode(" \t\n") == v{101, 102});
+    REQUIRE(tok->encode("H\xC3\xA9llo") == v{101, 7592, 102});
+    REQUIRE(tok->encode("He\xCC\x81llo") == v{101, 7592, 102});  // decomposed é
+    REQUIRE(tok->encode(" \tH\xC3\xA4LLo!how  \n Are yoU?  ") == v{101, 2534, 2080, 999, 2129, 2024, 2017, 1029, 102});
+    REQUIRE(tok->encode("\xE7\x94\x9F\xE6\xB4\xBB\xE7\x9A\x84\xE7\x9C\x9F\xE8\xB0\x9B\xE6\x98\xAF") == v{101, 1910, 100, 1916, 1921, 100, 100, 102});
+    REQUIRE(tok->encode("UNwant\xC3\xA9" "d,running") == v{101, 18162, 1010, 2770, 102});
+    REQUIRE(tok->encode("") == v{101, 102});
+}
+
+TEST_CASE("BERT: special tokens in the text, long words, decoding", "[tokenizers][bert]") {
+    auto tok = bert_uncased();
+    const auto& sp = tok->special();
+    REQUIRE(sp.mask == 103);
+    REQUIRE(sp.cls == 101);
+    const auto ids = tok->encode("The capital of France is [MASK].");
+    REQUIRE(ids == std::vector<int32_t>{101, 1996, 3007, 1997, 2605, 2003, 103, 1012, 102});
+    REQUIRE(tok->encode("[mask]", false) == std::vector<int32_t>{1031, 7308, 1033});  // only the exact token is special
+    REQUIRE(tok->decode(ids, true) == "the capital of france is.");
+    REQUIRE(tok->decode(tok->encode("unwanted running", false)) == "unwanted running");
+    REQUIRE(tok->encode(std::string(100, 'a'), false) != std::vector<int32_t>{100});  // 100 code points: WordPiece
+    REQUIRE(tok->encode(std::string(101, 'a'), false) == std::vector<int32_t>{100});  // 101: [UNK]
+    std::string e60;
+    for (int i = 0; i < 60; ++i) e60 += "\xF0\x9F\x98\x80";  // 60 emoji = 240 bytes, still ≤ 100 code points
+    REQUIRE(tok->encode(e60, false) == std::vector<int32_t>{100});
+    REQUIRE_THROWS_WITH(tok->decode({30522}), Catch::Contains("out of range"));
+}
+
+TEST_CASE("GPT-2: golden ids, special tokens, streaming decode", "[tokenizers][gpt2]") {
+    auto tok = gpt2();
+    REQUIRE(tok->encode("The dog") == std::vector<int32_t>{464, 3290});
+    REQUIRE(tok->encode("Hello<|endoftext|>world") == std::vector<int32_t>{15496, 50256, 6894});
+    REQUIRE(tok->special().eos == 50256);
+    // a character split across tokens is held back until it is whole
+    const auto ids = tok->encode("\xE4\xB8\xAD\xF0\x9F\x98\x80 ok");
+    wf::utf8_stream s;
+    std::string all;
+    for (int32_t id : ids) {
+        const std::string piece = s.push(tok->token_bytes(id));
+        REQUIRE(wf::unicode::utf8_encode(wf::unicode::utf8_decode(piece)) == piece);  // whole characters only
+        all += piece;
+    }
+    REQUIRE(all + s.finish() == "\xE4\xB8\xAD\xF0\x9F\x98\x80 ok");
+    wf::utf8_stream cut;
+    REQUIRE(cut.push("a\xF0\x9F").empty() == false);
+    REQUIRE(cut.finish() == "\xEF\xBF\xBD");  // an incomplete character at the end flushes as U+FFFD
+}
+
+TEST_CASE("Tokenizer properties on random text", "[tokenizers]") {
+    auto bert = bert_uncased();
+    auto bpe = gpt2();
+    std::mt19937 rng(12345);
+    for (int i = 0; i < 2000; ++i) {
+        const std::string s = random_utf8(rng, 40);
+        INFO("text bytes: " << s.size());
+        for (int32_t id : bert->encode(s)) REQUIRE((id >= 0 && id < bert->vocab_size()));
+        const auto ids = bpe->encode(s);
+        REQUIRE(bpe->decode(ids) == s);
+    }
+}
+
+TEST_CASE("BPE stays near-linear on long runs", "[tokenizers][gpt2]") {
+    auto tok = gpt2();
+    const auto a = tok->encode(std::string(100000, 'a'));
+    REQUIRE(tok->decode(a) == std::string(100000, 'a'));
+    const auto u = tok->encode(std::string(50000, '_'));
+    REQUIRE(tok->decode(u) == std::string(50000, '_'));
+}
+
+TEST_CASE("Malformed tokenizer files get clear errors", "[tokenizers][errors]") {
+    REQUIRE_THROWS_WITH(wf::load_vocab_txt("[CLS]\n[SEP]\n[PAD]\n[MASK]\nhello\n", {}), Catch::Contains("no [UNK] token"));
+    REQUIRE_THROWS_WITH(wf::load_vocab_txt("[UNK]\n\xFF\n", {}), Catch::Contains("invalid UTF-8"));
+    auto crlf = wf::load_vocab_txt("[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\n[MASK]\r\nhi\r\n", {});
+    REQUIRE(crlf->token_id("[UNK]") == 1);
+    REQUIRE(crlf->encode("hi", false) == std::vector<int32_t>{5});
+    REQUIRE_THROWS_WITH(wf::load_gpt2_files("[1,2]", ""), Catch::Contains("vocab.json: must be a JSON object"));
+    REQUIRE_THROWS_WITH(wf::load_gpt2_files("{\"a\": 0}", ""), Catch::Contains("lacks the byte token"));
+    const std::string vj = text_of("tokenizers/gpt2/encoder.json");
+    REQUIRE_THROWS_WITH(wf::load_gpt2_files(vj, "#version: 0.2\nĠ t x\n"), Catch::Contains("line 2 is not two tokens"));
+    REQUIRE_THROWS_WITH(wf::load_gpt2_files(vj, "zzzq zzzq\n"), Catch::Contains("not in the vocabulary"));
+    REQUIRE_THROWS_WITH(wf::load_gpt2_files("{\"a\": -3}", ""), Catch::Contains("out of range"));
+    REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}"), Catch::Contains("\"Unigram\" is not supported"));
+    REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 5}}}"),
+                        Catch::Contains("without gaps or repeats"));
+}
