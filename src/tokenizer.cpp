@@ -185,8 +185,10 @@ std::string wordpiece_tokenizer::decode(const std::vector<int32_t>& ids, bool sk
     for (int32_t id : ids) {
         const std::string& t = token(id);
         if (skip_special_tokens && is_special(id)) continue;
-        if (!first && !(t.size() >= pre.size() && t.compare(0, pre.size(), pre) == 0)) out += ' ';
-        out += (t.size() >= pre.size() && t.compare(0, pre.size(), pre) == 0) ? t.substr(pre.size()) : t;
+        const bool piece = t.size() >= pre.size() && t.compare(0, pre.size(), pre) == 0;
+        // as Hugging Face's WordPiece decoder: the first token is kept whole, later pieces join their word
+        if (first) out += t;
+        else out += piece ? t.substr(pre.size()) : " " + t;
         first = false;
     }
     // clean_up_tokenization_spaces, as transformers does
