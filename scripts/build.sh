@@ -16,6 +16,9 @@ case "$target" in
     export NODE_PATH=${NODE_PATH:-/usr/share/nodejs}
     emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DWF_BUILD_EXAMPLES=OFF "$@" >/dev/null
     cmake --build build/wasm -j "$jobs"
+    # the npm package's engine files
+    mkdir -p dist
+    cp build/wasm/wasmformer.mjs build/wasm/wasmformer.wasm build/wasm/wasmformer-single.mjs dist/
     ;;
   *) echo "usage: scripts/build.sh native|wasm [cmake args]" >&2; exit 2 ;;
 esac

@@ -1,0 +1,125 @@
+// Backends run the engine: LocalBackend in this thread (Node, and inside the browser worker), WorkerBackend
+// forwards every call to a Web Worker running a LocalBackend (browsers: the page's thread never computes).
+import { loadEngine, result, utf8, json } from './engine.js';
+import { resolve, download } from './sources.js';
+
+export class LocalBackend {
+  constructor(engineOptions = {}) {
+    this.engineOptions = engineOptions;
+    this.objects = new Map();
+    this.nextHandle = 1;
+    this.kind = 'local';
+  }
+
+  engine() {
+    return (this._engine ??= loadEngine(this.engineOptions));
+  }
+
+  async load(kind, source, opts = {}, onProgress, signal) {
+    const e = await this.engine();
+    const files = await resolve(source, { weights: kind === 'pipeline', cache: opts.cache ?? true, signal, fetch: opts.fetch });
+    const fileSet = await download(e, files, { signal, progress_callback: onProgress });
+    try {
+      const obj = kind === 'pipeline' ? new e.Pipeline() : new e.Tokenizer();
+      try {
+        const info = kind === 'pipeline' ? result(obj.load(fileSet, json({ dtype: opts.dtype }))) : result(obj.load(fileSet));
+        const handle = this.nextHandle++;
+        this.objects.set(handle, obj);
+        return { handle, info };
+      } catch (err) {
+        obj.delete();
+        throw err;
+      }
+    } finally {
+      fileSet.delete(); // a model whose weights are views into the files keeps its own reference to them
+    }
+  }
+
+  get(handle) {
+    const o = this.objects.get(handle);
+    if (!o) throw new Error('this object was disposed');
+    return o;
+  }
+
+  // method: encode | decode | fillMask | generateStart | generateStep; args: plain values, texts as strings.
+  async call(handle, method, args) {
+    const o = this.get(handle);
+    switch (method) {
+      case 'encode': return result(o.encode(utf8(args.text), args.add_special_tokens ?? true));
+      case 'decode': return result(o.decode(json(Array.from(args.ids ?? [])), args.skip_special_tokens ?? false));
+      case 'fillMask': {
+        const r = result(o.fillMask(utf8(args.text), json(args.options)));
+        if (r.attention_size) r.attention = o.attention().slice();
+        return r;
+      }
+      case 'generateStart': return result(o.generateStart(utf8(args.prompt), json(args.options)));
+      case 'generateStep': {
+        const r = result(o.generateStep());
+        if (r.attention_size) r.attention = o.attention().slice();
+        return r;
+      }
+      default: throw new Error(`unknown method ${method}`);
+    }
+  }
+
+  async dispose(handle) {
+    const o = this.objects.get(handle);
+    if (o) {
+      o.delete();
+      this.objects.delete(handle);
+    }
+  }
+}
+
+export class WorkerBackend {
+  constructor(options = {}) {
+    this.kind = 'worker';
+    this.worker = new Worker(options.workerUrl ?? new URL('./worker.js', import.meta.url), { type: 'module' });
+    this.pending = new Map();
+    this.nextId = 1;
+    this.worker.onmessage = ({ data }) => {
+      const p = this.pending.get(data.id);
+      if (!p) return;
+      if (data.progress) return p.onProgress?.(data.progress);
+      this.pending.delete(data.id);
+      if (data.error) p.reject(Object.assign(new Error(data.error.message), { name: data.error.name }));
+      else p.resolve(data.result);
+    };
+    this.worker.onerror = (e) => {
+      for (const p of this.pending.values()) p.reject(new Error(`wasmformer worker failed: ${e.message ?? e}`));
+      this.pending.clear();
+    };
+    this.request('init', { engineOptions: options.engineOptions ?? {} });
+  }
+
+  request(op, payload, onProgress, signal) {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject, onProgress });
+      if (signal) {
+        if (signal.aborted) this.worker.postMessage({ id, op: 'abort' });
+        signal.addEventListener('abort', () => this.worker.postMessage({ id, op: 'abort' }), { once: true });
+      }
+      this.worker.postMessage({ id, op, ...payload });
+    });
+  }
+
+  load(kind, source, opts = {}, onProgress, signal) {
+    const { fetch: _f, ...rest } = opts;
+    return this.request('load', { kind, source, opts: rest }, onProgress, signal);
+  }
+
+  call(handle, method, args) {
+    return this.request('call', { handle, method, args });
+  }
+
+  dispose(handle) {
+    return this.request('dispose', { handle });
+  }
+
+  terminate() {
+    this.worker.terminate();
+    for (const p of this.pending.values()) p.reject(new Error('wasmformer worker terminated'));
+    this.pending.clear();
+  }
+}
