@@ -1,0 +1,145 @@
+// The JavaScript API against the built package, in Node: every source kind, results equal to the native build,
+// streaming, abort, errors, dispose.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+
+import { FillMask, TextGenerator, Tokenizer, pipeline } from '../../web/src/index.js';
+import { filesOf, fixture, nativeFillMask, nativeGenerate, serve } from './helpers.mjs';
+
+const BERT = fixture('bert-tiny');
+const GPT2 = fixture('gpt2-tiny');
+
+test('fill-mask equals the native build, one mask and several', async () => {
+  const unmasker = await pipeline('fill-mask', BERT);
+  for (const text of ['The capital of France is [MASK].', 'Paris is [MASK] and [MASK] too.']) {
+    const got = await unmasker(text, { top_k: 5 });
+    const want = nativeFillMask(BERT, text, 5);
+    const lists = want.length === 1 ? [got] : got;
+    assert.equal(lists.length, want.length);
+    lists.forEach((list, m) => list.forEach((c, i) => {
+      assert.equal(c.token_str, want[m][i].token_str);
+      assert.equal(c.sequence, want[m][i].sequence);
+      assert.ok(Math.abs(c.score - want[m][i].score) < 1e-4);
+    }));
+  }
+  const batch = await unmasker(['a [MASK] b', 'c [MASK] d'], { top_k: 2 });
+  assert.equal(batch.length, 2);
+  assert.equal(batch[0].length, 2);
+  await unmasker.dispose();
+});
+
+test('text generation equals the native build: greedy and seeded sampling', async () => {
+  const gen = await TextGenerator.load(GPT2);
+  const greedy = await gen.complete('Once upon a time', { max_new_tokens: 12 });
+  assert.equal(greedy.text, nativeGenerate(GPT2, 'Once upon a time', ['--max-new-tokens', '12']));
+  assert.equal(greedy.finish_reason, 'max_new_tokens');
+  assert.equal(greedy.tokens.length, 12);
+  const opts = { max_new_tokens: 12, do_sample: true, temperature: 0.9, top_p: 0.95, seed: 1234 };
+  const a = await gen.complete('Once upon a time', opts);
+  const b = await gen.complete('Once upon a time', opts);
+  assert.equal(a.text, b.text);
+  assert.equal(a.text, nativeGenerate(GPT2, 'Once upon a time', ['--max-new-tokens', '12', '--sample', '--temperature', '0.9', '--top-p', '0.95', '--seed', '1234']));
+  const generator = await pipeline('text-generation', GPT2);
+  const [{ generated_text }] = await generator('Once upon a time', { max_new_tokens: 12 });
+  assert.equal(generated_text, 'Once upon a time' + greedy.text);
+  await gen.dispose();
+  await generator.dispose();
+});
+
+test('streaming yields whole characters, and abort stops within a token with the model still usable', async () => {
+  const gen = await TextGenerator.load(GPT2);
+  const pieces = [];
+  const s = gen.generate('\u4e2d\u6587', { max_new_tokens: 30 });
+  for await (const p of s) pieces.push(p);
+  for (const p of pieces) assert.equal(Buffer.from(p, 'utf8').toString('utf8'), p);
+  assert.equal(pieces.join(''), s.result.text);
+  const ctl = new AbortController();
+  const run = gen.generate('Hello', { max_new_tokens: 40, signal: ctl.signal });
+  let n = 0;
+  for await (const _ of run) if (++n === 3) ctl.abort();
+  assert.equal(run.result.finish_reason, 'aborted');
+  assert.ok(run.result.tokens.length <= 4, `stopped after ${run.result.tokens.length} tokens`);
+  const again = await gen.complete('Hello', { max_new_tokens: 3 });
+  assert.equal(again.tokens.length, 3);
+  await gen.dispose();
+});
+
+test('every source kind loads: path, map of buffers, Blobs, File objects, URL with HEAD sizes', async () => {
+  const want = nativeFillMask(BERT, 'hello [MASK].', 3)[0].map((c) => c.token_str);
+  const check = async (source) => {
+    const fm = await FillMask.load(source, { cache: false });
+    const { results } = await fm.fill('hello [MASK].', { top_k: 3 });
+    assert.deepEqual(results[0].map((c) => c.token_str), want);
+    await fm.dispose();
+  };
+  const files = filesOf(BERT);
+  await check(files);
+  await check(Object.fromEntries(Object.entries(files).map(([k, v]) => [k, v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength)])));
+  await check(Object.fromEntries(Object.entries(files).map(([k, v]) => [k, new Blob([v])])));
+  await check(Object.entries(files).map(([k, v]) => new File([v], k)));
+  const srv = await serve(BERT);
+  try {
+    const events = [];
+    const fm = await FillMask.load(srv.url, { progress_callback: (e) => events.push(e) });
+    const { results } = await fm.fill('hello [MASK].', { top_k: 3 });
+    assert.deepEqual(results[0].map((c) => c.token_str), want);
+    const init = events.find((e) => e.status === 'initiate');
+    const total = init.total;
+    assert.ok(total > 4_000_000, 'total known up front');
+    const last = events.filter((e) => e.status === 'progress').at(-1);
+    assert.equal(last.loaded, total);
+    assert.ok(srv.requests.some((r) => r.startsWith('HEAD /config.json')));
+    await fm.dispose();
+  } finally {
+    await srv.close();
+  }
+});
+
+test('abort mid-download stops the load, and the next load works', async () => {
+  const srv = await serve(GPT2, { slow: true });
+  try {
+    const ctl = new AbortController();
+    let seen = 0;
+    const p = TextGenerator.load(srv.url, {
+      signal: ctl.signal,
+      progress_callback: (e) => { if (e.status === 'progress' && ++seen === 5) ctl.abort(); },
+    });
+    await assert.rejects(p, (e) => e.name === 'AbortError' || /abort/i.test(e.message));
+  } finally {
+    await srv.close();
+  }
+  const gen = await TextGenerator.load(GPT2);
+  assert.equal((await gen.complete('Hi', { max_new_tokens: 2 })).tokens.length, 2);
+  await gen.dispose();
+});
+
+test('errors are Errors with the core message; a bad call does not break the next; dispose is final', async () => {
+  const fm = await FillMask.load(BERT);
+  await assert.rejects(fm.fill('no mask here'), { message: /no \[MASK\] token/ });
+  await assert.rejects(fm.fill('[MASK]', { top_k: 0 }), { message: /top_k must be/ });
+  assert.equal((await fm.fill('ok [MASK]', { top_k: 1 })).results[0].length, 1);
+  const gen = await TextGenerator.load(GPT2);
+  await assert.rejects(gen.complete('x', { temperature: -1 }), { message: /temperature/ });
+  await assert.rejects(gen.complete('x', { top_p: 2 }), { message: /top_p/ });
+  assert.equal((await gen.complete('x', { max_new_tokens: 1 })).tokens.length, 1);
+  await fm.dispose();
+  await assert.rejects(fm.fill('[MASK]'), { message: /disposed/ });
+  await assert.rejects(FillMask.load(GPT2), { message: /needs a BERT model/ });
+  await assert.rejects(FillMask.load({ 'config.json': '{"model_type": "bert", "hidden_size": 770}' }), { message: /model.safetensors/ });
+  const broken = { ...filesOf(BERT), 'config.json': '{"model_type": "bert", "hidden_size": 770, "num_attention_heads": 12}' };
+  await assert.rejects(FillMask.load(broken), { message: /770.*not a multiple.*12/ });
+  await gen.dispose();
+});
+
+test('tokenizers on their own and through a model', async () => {
+  const vocab = filesOf(fixture('bert-tiny'))['vocab.txt'];
+  const tok = await Tokenizer.load({ 'vocab.txt': vocab });
+  assert.deepEqual(await tok.encode(' \tH\u00e4LLo!how  \n Are yoU?  '), [101, 2534, 2080, 999, 2129, 2024, 2017, 1029, 102]);
+  assert.equal(await tok.decode([101, 7592, 102], { skip_special_tokens: true }), 'hello');
+  const gen = await TextGenerator.load(GPT2);
+  assert.deepEqual(await gen.tokenizer.encode('The dog'), [464, 3290]);
+  const lone = await gen.tokenizer.encode('a\ud800b');  // a lone surrogate arrives as U+FFFD (TextEncoder)
+  assert.equal(await gen.tokenizer.decode(lone), 'a\ufffdb');
+  await tok.dispose();
+  await gen.dispose();
+});

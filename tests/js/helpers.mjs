@@ -1,0 +1,59 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const fixture = (name) => path.join(root, 'tests/data/fixtures', name);
+export const cli = path.join(root, 'build/native/wasmformer');
+
+// The native CLI's fill-mask output: [{ score, token_str, sequence }] per mask.
+export function nativeFillMask(model, text, topK) {
+  const out = execFileSync(cli, ['fill-mask', '--model', model, '--top-k', String(topK), text], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const lists = [[]];
+  for (const line of out.split('\n')) {
+    if (/^mask \d+:$/.test(line)) { if (lists.at(-1).length) lists.push([]); continue; }
+    const m = line.match(/^\s*([0-9.]+)\s+(\S+)\s+(.*)$/);
+    if (m) lists.at(-1).push({ score: Number(m[1]), token_str: m[2], sequence: m[3] });
+  }
+  return lists;
+}
+
+export function nativeGenerate(model, prompt, args) {
+  const out = execFileSync(cli, ['generate', '--model', model, ...args, prompt], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  return out.replace(/\n$/, '').slice(prompt.length);
+}
+
+// Files of a folder as a map of name → Uint8Array.
+export function filesOf(dir) {
+  const m = {};
+  for (const n of readdirSync(dir)) if (statSync(path.join(dir, n)).isFile()) m[n] = new Uint8Array(readFileSync(path.join(dir, n)));
+  return m;
+}
+
+// A static server on 127.0.0.1 for a folder; `slow` streams large files in small, delayed chunks.
+export async function serve(dir, { slow = false } = {}) {
+  const requests = [];
+  const server = http.createServer((req, res) => {
+    requests.push(`${req.method} ${req.url}`);
+    const file = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    let body;
+    try { body = readFileSync(file); } catch { res.writeHead(404); return res.end(); }
+    res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/octet-stream' });
+    if (req.method === 'HEAD') return res.end();
+    if (!slow || body.length < 100000) return res.end(body);
+    let off = 0;
+    const tick = () => {
+      if (res.destroyed) return;
+      if (off >= body.length) return res.end();
+      res.write(body.subarray(off, off + 65536));
+      off += 65536;
+      setTimeout(tick, 5);
+    };
+    tick();
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${server.address().port}/`;
+  return { url, requests, close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }) };
+}
