@@ -9,7 +9,5 @@ echo "== native Catch2 suite"
 (cd build/native && ctest --output-on-failure)
 echo "== wasm Catch2 suite (Node $(node --version))"
 (cd build/wasm && ctest --output-on-failure)
-if compgen -G "tests/js/*.test.mjs" >/dev/null; then
-  echo "== JavaScript tests"
-  node --test tests/js/
-fi
+echo "== JavaScript tests (Node) and the demo in headless Chromium"
+node --test tests/js/ tests/browser/

@@ -1,0 +1,124 @@
+// The demo page in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core): fill-mask and a
+// seeded continuation render, Stop ends a generation, the heatmap draws; with COOP/COEP and without; under the
+// strict CSP the server sends. The test fails on any page error, console error, or request leaving localhost.
+import assert from 'node:assert/strict';
+import { fork } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { chromium } from 'playwright-core';
+
+import { root } from '../js/helpers.mjs';
+
+const ARTIFACTS = path.join(root, 'build/artifacts');
+const MODELS = process.env.WF_DEMO_MODELS ?? 'bundled';  // "fixtures": the tiny random-weight fixtures
+let browser;
+
+async function startServer(extra = []) {
+  const child = fork(path.join(root, 'scripts/serve.mjs'), ['--port', '0', '--quiet', ...extra], { stdio: 'ignore' });
+  const port = await new Promise((resolve, reject) => {
+    child.once('message', (m) => resolve(m.port));
+    child.once('exit', (c) => reject(new Error(`server exited with ${c}`)));
+  });
+  return { url: `http://127.0.0.1:${port}`, close: () => child.kill() };
+}
+
+async function openDemo(server) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+  await context.route('**/*', (route) => {
+    const u = new URL(route.request().url());
+    if (u.hostname !== '127.0.0.1' && u.protocol !== 'data:' && u.protocol !== 'blob:') {
+      problems.push(`request left localhost: ${u.href}`);
+      return route.abort();
+    }
+    return route.continue();
+  });
+  const q = MODELS === 'fixtures' ? '?bert=/tests/data/fixtures/bert-tiny/&gpt2=/tests/data/fixtures/gpt2-tiny/' : '';
+  await page.goto(`${server.url}/web/demo/${q}`);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
+  return { page, context, problems };
+}
+
+before(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync'],
+  });
+});
+after(async () => { await browser?.close(); });
+
+for (const isolation of [true, false]) {
+  test(`demo page works ${isolation ? 'with COOP/COEP (cross-origin isolated)' : 'without COOP/COEP'}, under the strict CSP`, async () => {
+    const server = await startServer(isolation ? [] : ['--no-isolation']);
+    try {
+      const { page, context, problems } = await openDemo(server);
+      assert.equal(await page.evaluate(() => self.crossOriginIsolated), isolation);
+      assert.match(await page.textContent('#model-status'), /Loaded .*gpt2/);
+
+      // fill-mask: candidates with probability bars; clicking one puts it in the text
+      await page.fill('#fill-text', 'And God said, Let there be [MASK].');
+      await page.click('#fill-run');
+      await page.waitForSelector('.cand');
+      const words = await page.$$eval('.cand span:first-child', (s) => s.map((x) => x.textContent));
+      assert.equal(words.length, 5);
+      if (MODELS === 'bundled') assert.ok(words.includes('light'), `candidates: ${words.join(', ')}`);
+      // the heatmap has colour in it
+      const coloured = await page.$eval('#att-canvas', (c) => {
+        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+        let n = 0;
+        for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] < 250 && d[i + 2] > 200) n++;
+        return n;
+      });
+      assert.ok(coloured > 100, 'heatmap drawn');
+      await page.click('.cand');
+      assert.doesNotMatch(await page.inputValue('#fill-text'), /\[MASK\]/);
+      if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-fill-mask.png'), fullPage: true });
+
+      // seeded continuation: runs to the end, twice the same
+      await page.fill('#gen-max', '20');
+      const generate = async () => {
+        await page.$eval('#gen-output', (o) => delete o.dataset.finish);
+        await page.click('#gen-run');
+        await page.waitForFunction(() => document.querySelector('#gen-output').dataset.finish && !document.querySelector('#gen-run').disabled);
+        return page.textContent('#gen-continuation');
+      };
+      const a = await generate();
+      const b = await generate();
+      assert.ok(a.length > 0);
+      assert.equal(a, b);
+      assert.match(await page.textContent('#gen-speed'), /tokens\/s/);
+      if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-generate.png'), fullPage: true });
+
+      // Stop mid-generation: the page presses Stop as soon as the first piece of text shows
+      await page.fill('#gen-max', '1000');
+      await page.evaluate(() => {
+        const out = document.querySelector('#gen-output');
+        delete out.dataset.finish;
+        const obs = new MutationObserver(() => {
+          const c = document.querySelector('#gen-continuation');
+          if (c && c.textContent.length > 0) {
+            obs.disconnect();
+            document.querySelector('#gen-stop').click();
+          }
+        });
+        obs.observe(out, { childList: true, subtree: true, characterData: true });
+        document.querySelector('#gen-run').click();
+      });
+      await page.waitForFunction(() => document.querySelector('#gen-output').dataset.finish);
+      assert.equal(await page.$eval('#gen-output', (o) => o.dataset.finish), 'aborted');
+      const stopped = await page.textContent('#gen-speed');
+      assert.match(stopped, /aborted/);
+
+      assert.deepEqual(problems, []);
+      await context.close();
+    } finally {
+      server.close();
+    }
+  });
+}
