@@ -87,20 +87,25 @@ std::vector<std::string> safetensors_source::names() const {
     return r;
 }
 
-model load_hf_model(std::shared_ptr<const file_set> files, const load_options& opt) {
+model build_model(const hparams& hp, const tensor_source& src, const load_options& opt, std::shared_ptr<const file_set> files) {
     model m;
-    m.hp = parse_config(files->text("config.json"), "config.json");
-    safetensors_source src(*files);
+    m.hp = hp;
     bool borrows;
-    if (m.hp.architecture == arch::bert) {
-        m.bert = std::make_unique<bert_model>(m.hp, src, opt.format);
+    if (hp.architecture == arch::bert) {
+        m.bert = std::make_unique<bert_model>(hp, src, opt.format);
         borrows = m.bert->borrows_file_bytes();
     } else {
-        m.gpt2 = std::make_unique<gpt2_model>(m.hp, src, opt.format);
+        m.gpt2 = std::make_unique<gpt2_model>(hp, src, opt.format);
         borrows = m.gpt2->borrows_file_bytes();
     }
     if (borrows) m.files = std::move(files);
     return m;
+}
+
+model load_hf_model(std::shared_ptr<const file_set> files, const load_options& opt) {
+    const hparams hp = parse_config(files->text("config.json"), "config.json");
+    safetensors_source src(*files);
+    return build_model(hp, src, opt, std::move(files));
 }
 
 }  // namespace wf

@@ -54,5 +54,7 @@ struct model {
 
 // config.json + safetensors weights → a model. Errors name the file and the field or tensor at fault.
 model load_hf_model(std::shared_ptr<const file_set> files, const load_options& opt = {});
+// A model from hyper-parameters and any tensor source; keeps `files` alive if the weights are views into them.
+model build_model(const hparams& hp, const tensor_source& src, const load_options& opt, std::shared_ptr<const file_set> files);
 
 }  // namespace wf

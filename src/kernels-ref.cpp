@@ -13,6 +13,7 @@ const char* dtype_name(dtype t) {
     case dtype::f16: return "F16";
     case dtype::bf16: return "BF16";
     case dtype::q8_0: return "Q8_0";
+    case dtype::q4_0: return "Q4_0";
     }
     return "?";
 }
@@ -42,6 +43,18 @@ void dequantize_row(const matrix_view& W, int64_t r, float* out) {
             std::memcpy(&blk, p + b * int64_t(sizeof(block_q8_0)), sizeof blk);
             const float d = f16_to_f32(blk.d);
             for (int i = 0; i < q8_block; ++i) out[b * q8_block + i] = d * float(blk.q[i]);
+        }
+        break;
+    case dtype::q4_0:  // w = d·(q − 8); low nibbles are elements 0–15, high nibbles 16–31
+        for (int64_t b = 0; b < K / q8_block; ++b) {
+            const uint8_t* blk = p + b * 18;
+            uint16_t dh;
+            std::memcpy(&dh, blk, 2);
+            const float d = f16_to_f32(dh);
+            for (int i = 0; i < 16; ++i) {
+                out[b * q8_block + i] = d * float(int(blk[2 + i] & 0x0F) - 8);
+                out[b * q8_block + 16 + i] = d * float(int(blk[2 + i] >> 4) - 8);
+            }
         }
         break;
     }

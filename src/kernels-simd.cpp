@@ -308,6 +308,7 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
     case dtype::f16: return gemv_dispatch<f16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     case dtype::bf16: return gemv_dispatch<bf16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     case dtype::q8_0: return gemv_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    case dtype::q4_0: throw error("matmul: Q4_0 weights are converted to Q8_0 at load time");
     }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "gguf-model.h"
 #include "json-util.h"
 #include "kernels.h"
 
@@ -26,6 +27,20 @@ std::unique_ptr<tokenizer> load_tokenizer(const file_set& files, arch a) {
 
 pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const load_options& opt) {
     pipeline_model pm;
+    std::string gguf_name;
+    for (const std::string& n : files->names())
+        if (n.size() > 5 && n.compare(n.size() - 5, 5, ".gguf") == 0) {
+            if (!gguf_name.empty()) throw error("several .gguf files (" + gguf_name + ", " + n + "): give one model file");
+            gguf_name = n;
+        }
+    if (!gguf_name.empty()) {  // a GGUF file holds weights, hyper-parameters and tokenizer
+        const auto* bytes = files->get(gguf_name);
+        const gguf_file g = parse_gguf(bytes->data(), int64_t(bytes->size()), gguf_name);
+        const hparams hp = gguf_hparams(g);
+        pm.tok = gguf_tokenizer(g, hp.n_vocab);
+        pm.m = build_model(hp, gguf_source(g, hp.architecture), opt, std::move(files));
+        return pm;
+    }
     pm.tok = load_tokenizer(*files, parse_config(files->text("config.json")).architecture);
     pm.m = load_hf_model(std::move(files), opt);
     if (pm.tok->vocab_size() > pm.m.hp.n_vocab)

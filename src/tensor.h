@@ -19,7 +19,7 @@ struct error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-enum class dtype : uint8_t { f32, f16, bf16, q8_0 };
+enum class dtype : uint8_t { f32, f16, bf16, q8_0, q4_0 };  // q4_0: storage only, converted to q8_0 at load
 
 const char* dtype_name(dtype t);
 
@@ -38,6 +38,7 @@ inline int64_t row_bytes(dtype t, int64_t n_cols) {
     case dtype::f16:
     case dtype::bf16: return n_cols * 2;
     case dtype::q8_0: return n_cols / q8_block * int64_t(sizeof(block_q8_0));
+    case dtype::q4_0: return n_cols / q8_block * 18;  // f16 scale + 16 bytes of 4-bit values
     }
     return 0;
 }

@@ -50,6 +50,7 @@ uint8_t* weight_store::alloc(int64_t n_bytes, const std::string& what) {
 }
 
 matrix_view weight_store::matrix(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed, bool convertible) {
+    if (t.out_in) transposed = false;
     const std::vector<int64_t> want = transposed ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{rows, cols};
     if (t.shape != want)
         throw error(t.file + ": tensor \"" + t.name + "\" has shape " + shape_str(t.shape) + ", expected " + shape_str(want));
@@ -59,7 +60,22 @@ matrix_view weight_store::matrix(const raw_tensor& t, int64_t rows, int64_t cols
         if (fmt_ == weight_format::f16) target = dtype::f16;
         if (fmt_ == weight_format::q8_0) target = cols % q8_block == 0 ? dtype::q8_0 : (t.type == dtype::q8_0 ? dtype::f32 : t.type);
     }
+    if (target == dtype::q4_0) target = dtype::q8_0;  // exact: q4_0's values d·(q − 8) are q8_0 values with the same d
     if (target == dtype::q8_0 && cols % q8_block != 0) target = dtype::f32;
+    if (t.type == dtype::q4_0 && target == dtype::q8_0 && !transposed) {  // block by block, keeping each scale: exact
+        uint8_t* out = alloc(matrix_bytes(rows, cols, dtype::q8_0), "tensor \"" + t.name + "\"");
+        for (int64_t b = 0; b < rows * (cols / q8_block); ++b) {
+            const uint8_t* src = t.data + b * 18;
+            block_q8_0 blk;
+            std::memcpy(&blk.d, src, 2);
+            for (int i = 0; i < 16; ++i) {
+                blk.q[i] = int8_t(int(src[2 + i] & 0x0F) - 8);
+                blk.q[16 + i] = int8_t(int(src[2 + i] >> 4) - 8);
+            }
+            std::memcpy(out + b * int64_t(sizeof blk), &blk, sizeof blk);
+        }
+        return {dtype::q8_0, rows, cols, out};
+    }
     if (!transposed && target == t.type) {
         if (fmt_ == weight_format::as_stored) {  // the file's bytes, as they are
             borrows_ = true;

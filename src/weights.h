@@ -25,6 +25,7 @@ struct raw_tensor {
     std::vector<int64_t> shape;  // PyTorch order: (out, in) for a Linear weight
     const uint8_t* data = nullptr;
     int64_t n_bytes = 0;
+    bool out_in = false;  // 2-D tensors are already (out, in) (GGUF), so GPT-2's Conv1D needs no transposition
 };
 
 class tensor_source {

@@ -1,0 +1,309 @@
+// GGUF: the real llama.cpp vocabulary files (written by llama.cpp's own gguf-py) through the GGUF tokenizer path,
+// fixture models converted to GGUF in every supported tensor type against the safetensors path, and one
+// hand-built malformed file per case class of research/security.md (G1–G36), each with its specific error.
+#include <catch2/catch.hpp>
+#include <sstream>
+
+#include "gguf-builder.h"
+#include "gguf-model.h"
+#include "helpers.h"
+#include "tasks.h"
+
+namespace {
+
+std::vector<std::pair<std::string, std::vector<int32_t>>> vectors(const std::string& name) {
+    const auto i = wft::read_file(wft::data_path("tokenizers/llamacpp/" + name + ".inp"));
+    const auto o = wft::read_file(wft::data_path("tokenizers/llamacpp/" + name + ".out"));
+    const std::string inp(i.begin(), i.end()), out(o.begin(), o.end()), sep = "\n__ggml_vocab_test__\n";
+    std::vector<std::pair<std::string, std::vector<int32_t>>> r;
+    size_t pos = 0, hit, line = 0;
+    while ((hit = inp.find(sep, pos)) != std::string::npos) {
+        const size_t e = out.find('\n', line);
+        std::istringstream ids(out.substr(line, e - line));
+        line = e + 1;
+        std::vector<int32_t> v;
+        for (int32_t x; ids >> x;) v.push_back(x);
+        r.emplace_back(inp.substr(pos, hit - pos), v);
+        pos = hit + sep.size();
+    }
+    return r;
+}
+
+// The fixture's safetensors tensors as a GGUF file with llama.cpp's names, in ggml type `type`.
+std::vector<uint8_t> fixture_as_gguf(const std::string& dir, uint32_t type) {
+    auto files = wft::read_dir(wft::data_path(dir));
+    const wf::hparams hp = wf::parse_config(files->text("config.json"));
+    wf::safetensors_source src(*files);
+    const bool bert = hp.architecture == wf::arch::bert;
+    const auto tok = wf::load_tokenizer(*files, hp.architecture);
+    wft::gguf_builder b;
+    const std::string a = bert ? "bert" : "gpt2";
+    b.str("general.architecture", a);
+    b.u32(a + ".block_count", uint32_t(hp.n_layer));
+    b.u32(a + ".context_length", uint32_t(hp.n_ctx));
+    b.u32(a + ".embedding_length", uint32_t(hp.n_embd));
+    b.u32(a + ".feed_forward_length", uint32_t(hp.n_ff));
+    b.u32(a + ".attention.head_count", uint32_t(hp.n_head));
+    b.f32(a + ".attention.layer_norm_epsilon", hp.eps);
+    std::vector<std::string> tokens;
+    for (int32_t i = 0; i < tok->vocab_size(); ++i) {
+        std::string t = tok->token(i);
+        if (bert && !(t.size() >= 2 && t.front() == '[' && t.back() == ']')) t = t.rfind("##", 0) == 0 ? t.substr(2) : "\xE2\x96\x81" + t;
+        tokens.push_back(t);
+    }
+    b.str("tokenizer.ggml.model", a);
+    b.strs("tokenizer.ggml.tokens", tokens);
+    if (!bert) {
+        const auto m = wft::read_file(wft::data_path(dir + "/merges.txt"));
+        std::istringstream ms(std::string(m.begin(), m.end()));
+        std::vector<std::string> merges;
+        for (std::string l; std::getline(ms, l);)
+            if (!l.empty() && l[0] != '#') merges.push_back(l);
+        b.strs("tokenizer.ggml.merges", merges);
+    }
+    const std::vector<std::pair<std::string, std::string>> names =
+        bert ? std::vector<std::pair<std::string, std::string>>{
+                   {"token_embd.weight", "bert.embeddings.word_embeddings.weight"}, {"position_embd.weight", "bert.embeddings.position_embeddings.weight"},
+                   {"token_types.weight", "bert.embeddings.token_type_embeddings.weight"}, {"token_embd_norm.weight", "bert.embeddings.LayerNorm.weight"},
+                   {"token_embd_norm.bias", "bert.embeddings.LayerNorm.bias"}}
+             : std::vector<std::pair<std::string, std::string>>{
+                   {"token_embd.weight", "transformer.wte.weight"}, {"position_embd.weight", "transformer.wpe.weight"},
+                   {"output_norm.weight", "transformer.ln_f.weight"}, {"output_norm.bias", "transformer.ln_f.bias"}};
+    auto all = names;
+    const char* bert_layer[][2] = {{"attn_q", "attention.self.query"}, {"attn_k", "attention.self.key"}, {"attn_v", "attention.self.value"},
+                                   {"attn_output", "attention.output.dense"}, {"attn_output_norm", "attention.output.LayerNorm"},
+                                   {"ffn_up", "intermediate.dense"}, {"ffn_down", "output.dense"}, {"layer_output_norm", "output.LayerNorm"}};
+    const char* gpt_layer[][2] = {{"attn_norm", "ln_1"}, {"attn_qkv", "attn.c_attn"}, {"attn_output", "attn.c_proj"}, {"ffn_norm", "ln_2"},
+                                  {"ffn_up", "mlp.c_fc"}, {"ffn_down", "mlp.c_proj"}};
+    for (int64_t l = 0; l < hp.n_layer; ++l)
+        for (int k = 0; k < (bert ? 8 : 6); ++k)
+            for (const char* wb : {".weight", ".bias"}) {
+                const auto& p = bert ? bert_layer[k] : gpt_layer[k];
+                all.emplace_back("blk." + std::to_string(l) + "." + p[0] + wb,
+                                 (bert ? "bert.encoder.layer." : "transformer.h.") + std::to_string(l) + "." + p[1] + wb);
+            }
+    if (bert)
+        for (const char* n : {"cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias", "cls.predictions.transform.LayerNorm.weight",
+                              "cls.predictions.transform.LayerNorm.bias", "cls.predictions.bias"})
+            all.emplace_back(n, n);
+    for (auto& [gname, hname] : all) {
+        const wf::raw_tensor& t = *src.find(hname);
+        // 2-D tensors in (out, in); GPT-2's Conv1D (in, out) is transposed, as llama.cpp's converter does
+        int64_t rows = t.shape[0], cols = t.shape.size() > 1 ? t.shape[1] : 1;
+        std::vector<float> f(size_t(rows * cols));
+        std::memcpy(f.data(), t.data, f.size() * 4);
+        const bool conv1d = !bert && t.shape.size() == 2 && hname.find(".h.") != std::string::npos;
+        if (conv1d) {
+            std::vector<float> tr(f.size());
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t c = 0; c < cols; ++c) tr[size_t(c * rows + r)] = f[size_t(r * cols + c)];
+            f = tr;
+            std::swap(rows, cols);
+        }
+        const bool matrix = t.shape.size() == 2;
+        const uint32_t tt = matrix && (type != 8 && type != 2 || cols % 32 == 0) ? type : 0;
+        std::vector<uint8_t> bytes;
+        wf::dtype dt = tt == 0 ? wf::dtype::f32 : tt == 1 ? wf::dtype::f16 : wf::dtype::q8_0;
+        wft::stored_matrix sm(f, matrix ? rows : 1, matrix ? cols : rows, dt);
+        bytes = sm.bytes;
+        if (tt == 2) {  // Q4_0 from the q8_0 blocks' scales: d4 = max|x|/8 … written directly
+            bytes.clear();
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t b0 = 0; b0 < cols; b0 += 32) {
+                    const float* x = f.data() + r * cols + b0;
+                    float amax = 0, mx = 0;
+                    for (int i = 0; i < 32; ++i)
+                        if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), mx = x[i];
+                    const float d = mx / -8.0f, id = d ? 1.0f / d : 0.0f;
+                    const uint16_t dh = wf::f32_to_f16(d);
+                    bytes.push_back(uint8_t(dh & 0xff));
+                    bytes.push_back(uint8_t(dh >> 8));
+                    for (int i = 0; i < 16; ++i) {
+                        const int lo = std::min(15, std::max(0, int(x[i] * id + 8.5f))), hi = std::min(15, std::max(0, int(x[16 + i] * id + 8.5f)));
+                        bytes.push_back(uint8_t(lo | hi << 4));
+                    }
+                }
+        }
+        if (matrix) b.tensor(gname, {cols, rows}, tt, bytes);
+        else b.tensor(gname, {rows}, 0, bytes);
+    }
+    return b.bytes();
+}
+
+wf::pipeline_model load_gguf(std::vector<uint8_t> bytes, wf::load_options opt = {}) {
+    auto fs = std::make_shared<wf::file_set>();
+    fs->add("model.gguf", std::move(bytes));
+    return wf::load_pipeline_model(fs, opt);
+}
+
+}  // namespace
+
+TEST_CASE("GGUF tokenizers from llama.cpp's own vocabulary files pass its test vectors", "[gguf][tokenizers]") {
+    for (const char* name : {"ggml-vocab-bert-bge.gguf", "ggml-vocab-gpt-2.gguf"}) {
+        INFO(name);
+        const auto bytes = wft::read_file(wft::data_path(std::string("tokenizers/llamacpp/") + name));
+        const wf::gguf_file g = wf::parse_gguf(bytes.data(), int64_t(bytes.size()), name);
+        REQUIRE(g.version == 3);
+        REQUIRE(g.tensors.empty());
+        const auto tok = wf::gguf_tokenizer(g, 0);
+        for (auto& [text, ids] : vectors(name)) {
+            INFO("text: \"" << text << "\"");
+            REQUIRE(tok->encode(text, false) == ids);
+        }
+    }
+}
+
+TEST_CASE("Models from GGUF equal the safetensors path (F32), and stay close in F16, Q8_0 and Q4_0", "[gguf][models]") {
+    for (const char* dir : {"fixtures/bert-tiny", "fixtures/gpt2-tiny"}) {
+        INFO(dir);
+        const wf::pipeline_model ref = wf::load_pipeline_model(wft::read_dir(wft::data_path(dir)));
+        const bool bert = ref.m.bert != nullptr;
+        auto logits = [&](const wf::pipeline_model& pm) {
+            if (bert) {
+                const auto ids = pm.tok->encode("the capital of france is [MASK].");
+                const auto h = pm.m.bert->encode(ids);
+                return pm.m.bert->mlm_logits(h.data() + 6 * pm.m.hp.n_embd, 1);
+            }
+            const auto ids = pm.tok->encode("The dog was found in a field");
+            auto cache = pm.m.gpt2->new_cache(16);
+            return pm.m.gpt2->forward(cache, ids.data(), int64_t(ids.size()));
+        };
+        const auto want = logits(ref);
+        for (auto [type, tol] : {std::pair{0u, 1e-5}, {1u, 0.02}, {8u, 0.1}, {2u, 1.0}}) {
+            INFO("ggml type " << wf::ggml_type_name(type));
+            const wf::pipeline_model pm = load_gguf(fixture_as_gguf(dir, type));
+            REQUIRE(pm.tok->vocab_size() == ref.tok->vocab_size());
+            const auto got = logits(pm);
+            REQUIRE(got.size() == want.size());
+            REQUIRE(wft::max_abs_diff(got.data(), want.data(), got.size()) < tol);
+        }
+    }
+}
+
+TEST_CASE("Malformed GGUF files get specific errors and nothing else", "[gguf][errors]") {
+    auto fails = [](std::vector<uint8_t> b, const std::string& msg) {
+        INFO("expecting: " << msg);
+        REQUIRE_THROWS_WITH(wf::parse_gguf(b.data(), int64_t(b.size()), "x.gguf"), Catch::Contains(msg));
+    };
+    auto base = [] {
+        wft::gguf_builder b;
+        b.str("general.architecture", "gpt2");
+        return b;
+    };
+    auto with_header = [](uint32_t version, uint64_t n_tensors, uint64_t n_kv) {
+        wft::gguf_builder b;
+        b.version = version;
+        auto v = b.bytes();
+        v.resize(24);  // the header alone
+        std::memcpy(v.data() + 8, &n_tensors, 8);
+        std::memcpy(v.data() + 16, &n_kv, 8);
+        return v;
+    };
+    fails({'F', 'U', 'G', 'G', 3, 0, 0, 0}, "not a GGUF file (magic \\x46\\x55\\x47\\x47)");          // G1
+    fails({'G', 'G', 'U', 'F', 3}, "version needs 4 bytes");                                              // G2
+    fails(with_header(1, 0, 0), "version 1 is not supported");                                            // G3
+    fails(with_header(0x03000000, 0, 0), "big-endian");
+    fails(with_header(4, 0, 0), "version 4 is not supported");
+    fails(with_header(3, ~0ull, 0), "tensor count 18446744073709551615 is over the limit");               // G4
+    fails(with_header(3, 0, 1000000000ull), "metadata count 1000000000 is over the limit");              // G5
+    {   // G6, G7: key / string lengths beyond the file
+        auto b = with_header(3, 0, 1);
+        wft::gguf_builder::put<uint64_t>(b, ~0ull);
+        fails(b, "metadata key 0 of 18446744073709551615 bytes is over the limit");
+        auto c = base();
+        c.key("s", 8);
+        wft::gguf_builder::put<uint64_t>(c.kv_bytes, 1ull << 30);
+        fails(c.bytes(), "metadata \"s\" of 1073741824 bytes is over the limit");
+        auto d = base();
+        d.key("s", 8);
+        wft::gguf_builder::put<uint64_t>(d.kv_bytes, 100000);
+        fails(d.bytes(), "needs 100000 bytes");
+    }
+    { auto b = base(); b.str("", "x"); fails(b.bytes(), "metadata key 1 is empty"); }                   // G8
+    { auto b = base(); b.str("general.architecture", "bert"); fails(b.bytes(), "duplicate metadata key \"general.architecture\""); }  // G9
+    { auto b = base(); b.key("t", 13); fails(b.bytes(), "has unknown type 13"); }                       // G10
+    { auto b = base(); b.key("a", 9); wft::gguf_builder::put<uint32_t>(b.kv_bytes, 9); wft::gguf_builder::put<uint64_t>(b.kv_bytes, 1);
+      fails(b.bytes(), "array of arrays"); }                                                              // G11
+    { auto b = base(); b.key("a", 9); wft::gguf_builder::put<uint32_t>(b.kv_bytes, 10); wft::gguf_builder::put<uint64_t>(b.kv_bytes, 1ull << 62);
+      fails(b.bytes(), "over the limit"); }                                                               // G12
+    { auto b = base(); b.key("a", 9); wft::gguf_builder::put<uint32_t>(b.kv_bytes, 8); wft::gguf_builder::put<uint64_t>(b.kv_bytes, 1000000);
+      fails(b.bytes(), "needs 8000000 bytes"); }                                                          // G13
+    { auto b = base(); b.key("flag", 7); wft::gguf_builder::put<uint8_t>(b.kv_bytes, 2); fails(b.bytes(), "BOOL with value 2"); }  // G14
+    { auto b = base(); b.str("general.alignment", "32"); fails(b.bytes(), "general.alignment has type STRING, expected UINT32"); }  // G15
+    { auto b = base(); b.u32("general.alignment", 13); fails(b.bytes(), "general.alignment = 13 is not a power of two"); }          // G16
+    { auto b = base(); b.u32("general.alignment", 0); fails(b.bytes(), "general.alignment = 0"); }
+    const std::vector<uint8_t> f32x4(16, 0);
+    { auto b = base(); b.tensor(std::string(64, 'n'), {4}, 0, f32x4); fails(b.bytes(), "name of 64 bytes is over the limit of 63"); }  // G17
+    { auto b = base(); b.tensor("w", {4}, 0, f32x4); b.tensor("w", {4}, 0, f32x4); fails(b.bytes(), "duplicate tensor \"w\""); }      // G18
+    { auto b = base(); b.tensor("w", {1, 1, 1, 1, 4}, 0, f32x4); fails(b.bytes(), "has 5 dimensions"); }                             // G19
+    { auto b = base(); b.tensor("w", {-1}, 0, f32x4); fails(b.bytes(), "negative dimension -1"); }                                   // G20
+    { auto b = base(); b.tensor("w", {0}, 0, {}); REQUIRE_NOTHROW(wf::parse_gguf(b.bytes().data(), int64_t(b.bytes().size()), "z.gguf")); }
+    { auto b = base(); b.tensor("w", {int64_t(1) << 40, int64_t(1) << 40}, 0, f32x4); fails(b.bytes(), "overflows"); }                // G21
+    { auto b = base(); b.tensor("w", {4}, 40, f32x4); fails(b.bytes(), "unknown ggml type 40"); }                                     // G22
+    { auto b = base(); b.tensor("w", {256}, 16, f32x4); fails(b.bytes(), "type IQ2_XXS, which is not supported"); }
+    { auto b = base(); b.tensor("w", {33}, 8, std::vector<uint8_t>(68)); fails(b.bytes(), "33 columns, not a multiple of the Q8_0 block of 32"); }  // G23
+    {   // G24: an offset that is not where the previous tensor ended
+        auto b = base();
+        b.tensor("a", {4}, 0, f32x4);
+        b.tensor("b", {4}, 0, f32x4);
+        auto v = b.bytes();
+        const std::string key = "b";
+        for (size_t i = 0; i + 1 < v.size(); ++i)  // the second info's offset field follows its type
+            if (v[i] == 'b' && v[i - 1] == 0 && v[i - 8] == 1) {
+                const uint64_t bad = 8;
+                std::memcpy(v.data() + i + 1 + 4 + 8 + 4, &bad, 8);
+                break;
+            }
+        fails(v, "is at data offset 8, expected 32");
+    }
+    { auto b = base(); b.tensor("w", {4}, 0, f32x4); auto v = b.bytes(); v.resize(v.size() - 17); fails(v, "is not within the file");  // 16 bytes of padding, then into the data }  // G27
+    {   // G29: typed getters name the key and the types
+        auto b = base();
+        b.u32("gpt2.block_count", 2);
+        b.str("tokenizer.ggml.model", "gpt2");
+        b.i32s("tokenizer.ggml.tokens", {1, 2});
+        const auto v = b.bytes();
+        const wf::gguf_file g = wf::parse_gguf(v.data(), int64_t(v.size()), "t.gguf");
+        REQUIRE_THROWS_WITH(g.get_string("gpt2.block_count"), Catch::Contains("\"gpt2.block_count\" has type UINT32, expected STRING"));
+        REQUIRE_THROWS_WITH(g.get_strings("tokenizer.ggml.tokens"), Catch::Contains("has type INT32, expected an array of STRING"));
+        REQUIRE_THROWS_WITH(g.get_uint("missing.key"), Catch::Contains("missing metadata \"missing.key\""));
+    }
+    {   // G30, G31: tokenizer arrays of different lengths; special ids out of range
+        auto b = base();
+        b.str("tokenizer.ggml.model", "bert");
+        b.strs("tokenizer.ggml.tokens", {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"});
+        b.i32s("tokenizer.ggml.token_type", {1, 1});
+        auto v = b.bytes();
+        REQUIRE_THROWS_WITH(wf::gguf_tokenizer(wf::parse_gguf(v.data(), int64_t(v.size()), "t.gguf"), 0), Catch::Contains("token_type has 2 entries"));
+        auto c = base();
+        c.str("tokenizer.ggml.model", "bert");
+        c.strs("tokenizer.ggml.tokens", {"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"});
+        c.u32("tokenizer.ggml.mask_token_id", 5);
+        v = c.bytes();
+        REQUIRE_THROWS_WITH(wf::gguf_tokenizer(wf::parse_gguf(v.data(), int64_t(v.size()), "t.gguf"), 0), Catch::Contains("mask_token_id = 5 is not a token id"));
+    }
+    {   // G32, G36: hyper-parameters against caps; unknown architecture
+        auto bytes = fixture_as_gguf("fixtures/gpt2-tiny", 8);
+        auto patch = [&](const std::string& key, uint32_t value) {
+            auto v = bytes;
+            for (size_t i = 0; i + key.size() < v.size(); ++i)
+                if (std::memcmp(v.data() + i, key.data(), key.size()) == 0 && v[i - 8] == key.size()) {
+                    std::memcpy(v.data() + i + key.size() + 4, &value, 4);
+                    break;
+                }
+            return v;
+        };
+        REQUIRE_THROWS_WITH(load_gguf(patch("gpt2.block_count", 0)), Catch::Contains("layer count = 0 is outside"));
+        REQUIRE_THROWS_WITH(load_gguf(patch("gpt2.block_count", 513)), Catch::Contains("layer count = 513 is outside"));
+        REQUIRE_THROWS_WITH(load_gguf(patch("gpt2.block_count", 4)), Catch::Contains("missing tensor"));
+        REQUIRE_THROWS_WITH(load_gguf(patch("gpt2.embedding_length", 0)), Catch::Contains("hidden size = 0"));
+        auto other = base();
+        other.str("general.architecture", "llama");
+        (void)other;
+        wft::gguf_builder l;
+        l.str("general.architecture", "llama");
+        REQUIRE_THROWS_WITH(load_gguf(l.bytes()), Catch::Contains("architecture \"llama\" is not supported"));
+    }
+    // after all that, a good file still loads
+    REQUIRE(load_gguf(fixture_as_gguf("fixtures/bert-tiny", 8)).m.bert != nullptr);
+}
