@@ -256,7 +256,7 @@ TEST_CASE("Malformed GGUF files get specific errors and nothing else", "[gguf][e
             }
         fails(v, "is at data offset 8, expected 32");
     }
-    { auto b = base(); b.tensor("w", {4}, 0, f32x4); auto v = b.bytes(); v.resize(v.size() - 17); fails(v, "is not within the file");  // 16 bytes of padding, then into the data }  // G27
+    { auto b = base(); b.tensor("w", {4}, 0, f32x4); auto v = b.bytes(); v.resize(v.size() - 17); fails(v, "is not within the file"); }  // G27: past the padding, into the data
     {   // G29: typed getters name the key and the types
         auto b = base();
         b.u32("gpt2.block_count", 2);
