@@ -307,3 +307,25 @@ TEST_CASE("Malformed GGUF files get specific errors and nothing else", "[gguf][e
     // after all that, a good file still loads
     REQUIRE(load_gguf(fixture_as_gguf("fixtures/bert-tiny", 8)).m.bert != nullptr);
 }
+
+TEST_CASE("GGUF files written by the Python exporter (tools/reference/gguf_export.py) load and agree", "[gguf][models]") {
+    for (auto [gguf, dir] : {std::pair{"fixtures/bert-tiny-q8_0.gguf", "fixtures/bert-tiny"}, {"fixtures/gpt2-tiny-q8_0.gguf", "fixtures/gpt2-tiny"}}) {
+        INFO(gguf);
+        const wf::pipeline_model ref = wf::load_pipeline_model(wft::read_dir(wft::data_path(dir)), {wf::weight_format::q8_0});
+        const wf::pipeline_model pm = load_gguf(wft::read_file(wft::data_path(gguf)));
+        REQUIRE(pm.tok->vocab_size() == ref.tok->vocab_size());
+        REQUIRE(pm.tok->encode("Héllo, wörld! [MASK] 123") == ref.tok->encode("Héllo, wörld! [MASK] 123"));
+        if (ref.m.bert) {
+            const auto a = wf::fill_mask(ref, "the capital of france is [MASK].", {.top_k = 3});
+            const auto b = wf::fill_mask(pm, "the capital of france is [MASK].", {.top_k = 3});
+            for (size_t i = 0; i < 3; ++i) REQUIRE(b[0][i].score == Approx(a[0][i].score).epsilon(0.05));
+        } else {
+            wf::generation_params p;
+            p.max_new_tokens = 8;
+            wf::generation ga(ref, "The dog", p), gb(pm, "The dog", p);
+            while (ga.step()) {}
+            while (gb.step()) {}
+            REQUIRE(ga.ids() == gb.ids());
+        }
+    }
+}

@@ -143,3 +143,24 @@ test('tokenizers on their own and through a model', async () => {
   await tok.dispose();
   await gen.dispose();
 });
+
+test('a single GGUF file loads from a path, bytes, a File and a URL', async () => {
+  const { readFileSync } = await import('node:fs');
+  const file = fixture('gpt2-tiny-q8_0.gguf');
+  const bytes = new Uint8Array(readFileSync(file));
+  const want = nativeGenerate(GPT2, 'The dog', ['--max-new-tokens', '8', '--format', 'q8_0']);
+  const check = async (source) => {
+    const gen = await TextGenerator.load(source, { cache: false });
+    assert.equal((await gen.complete('The dog', { max_new_tokens: 8 })).text, want);
+    await gen.dispose();
+  };
+  await check(file);
+  await check(bytes.buffer);
+  await check([new File([bytes], 'gpt2-tiny-q8_0.gguf')]);
+  const srv = await serve(fixture('.'));
+  try {
+    await check(srv.url + 'gpt2-tiny-q8_0.gguf');
+  } finally {
+    await srv.close();
+  }
+});

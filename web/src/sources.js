@@ -29,8 +29,14 @@ export function baseUrl(src) {
   return u.href.endsWith('/') ? u.href : u.href + '/';
 }
 
-// Which files a model folder needs, given a way to ask whether a file exists (and how big it is).
-async function pick(exists, needWeights) {
+const isGguf = (name) => /\.gguf$/i.test(name);
+
+// Which files a model folder needs, given a way to ask whether a file exists (and how big it is), or the one
+// .gguf file among `names` (a GGUF holds weights, hyper-parameters and tokenizer).
+async function pick(exists, needWeights, names = []) {
+  const gguf = names.filter(isGguf);
+  if (gguf.length > 1) throw new Error(`several .gguf files (${gguf.join(', ')}): give one model file`);
+  if (gguf.length === 1) return [{ name: gguf[0], size: await exists(gguf[0]) }];
   const out = [];
   const add = async (name, required) => {
     const size = await exists(name);
@@ -66,17 +72,29 @@ async function cacheStore(useCache) {
 // Resolves a source into [{ name, size, open(): AsyncIterable<Uint8Array> }], without reading any weights yet.
 export async function resolve(source, { weights = true, cache = true, signal, fetch: fetchFn = globalThis.fetch } = {}) {
   aborted(signal);
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) source = { 'model.gguf': source };  // bytes alone: a GGUF file
   if (typeof source === 'string' && isNode && !/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) {
     const fs = await import('node:fs/promises');
     const path = await import('node:path');
+    if (isGguf(source)) {
+      const size = (await fs.stat(source)).size;
+      return [{ name: path.basename(source), size, open: () => nodeChunks(fs, source, signal) }];
+    }
     const stat = async (n) => { try { return (await fs.stat(path.join(source, n))).size; } catch { return null; } };
     const files = await pick(stat, weights);
     await addShards(files, async (n) => JSON.parse(await fs.readFile(path.join(source, n), 'utf8')), stat);
     return files.map((f) => ({ ...f, open: () => nodeChunks(fs, path.join(source, f.name), signal) }));
   }
   if (typeof source === 'string' || source instanceof URL) {
-    const base = baseUrl(String(source));
     const store = await cacheStore(cache);
+    const u = new URL(String(source), typeof location === 'object' ? location.href : undefined);
+    if (isGguf(u.pathname)) {  // one GGUF file
+      const res = await fetchFn(u.href, { method: 'HEAD', signal });
+      if (!res.ok) throw new Error(`${u.href}: HTTP ${res.status}`);
+      const len = res.headers.get('content-length');
+      return [{ name: u.pathname.split('/').pop(), size: len == null ? -1 : Number(len), url: u.href, open: () => urlChunks(u.href, store, signal, fetchFn) }];
+    }
+    const base = baseUrl(String(source));
     const head = async (n) => {
       const url = base + n;
       const hit = store && (await store.match(url));
@@ -105,7 +123,7 @@ export async function resolve(source, { weights = true, cache = true, signal, fe
     else throw new Error(`file ${name}: unsupported data (give ArrayBuffer, a typed array, a Blob or a string)`);
   }
   const size = (n) => (data.has(n) ? data.get(n).size ?? data.get(n).byteLength : null);
-  const files = await pick(size, weights);
+  const files = await pick(size, weights, [...data.keys()]);
   await addShards(files, async (n) => JSON.parse(await textOf(data.get(n))), size);
   return files.map((f) => ({ ...f, open: () => memChunks(data.get(f.name), signal) }));
 }
