@@ -9,6 +9,11 @@ namespace wf {
 json parse_json_strict(std::string_view text, const std::string& what, int64_t max_bytes, int max_depth) {
     if (int64_t(text.size()) > max_bytes)
         throw error(what + ": " + std::to_string(text.size()) + " bytes is over the limit of " + std::to_string(max_bytes));
+    // nlohmann's parser stops at a NUL byte and skips a UTF-8 byte order mark; JSON allows neither (Python's json,
+    // which Hugging Face uses, rejects both), so they are refused here.
+    if (text.find('\0') != std::string_view::npos)
+        throw error(what + ": NUL byte at offset " + std::to_string(text.find('\0')) + " (not allowed in JSON)");
+    if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") throw error(what + ": starts with a UTF-8 byte order mark (not allowed in JSON)");
     // Nesting depth, outside strings, before the recursive parser sees it.
     int depth = 0;
     bool in_string = false, escaped = false;
