@@ -1,0 +1,7 @@
+// libFuzzer driver: see fuzz/targets.h.
+#include "targets.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    wf::fuzz::config(data, size);
+    return 0;
+}
