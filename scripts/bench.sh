@@ -7,3 +7,7 @@ scripts/build.sh wasm
 build/native/wf-bench-kernels
 echo
 node build/wasm/wf-bench-kernels.js
+echo
+build/native/wf-bench-models
+echo
+node build/wasm/wf-bench-models.js

@@ -1,0 +1,166 @@
+// Model benchmark: BERT-base fill-mask at 16 / 64 / 128 tokens, GPT-2-small prefill of 128 tokens and 64 decode
+// steps, with f32, f16 and q8_0 weights, one thread, natively and in wasm (Node). Weights are random (speed does
+// not depend on their values) and built here with Hugging Face's names, so no checkpoint or PyTorch is needed.
+// Peer numbers are those recorded on this machine in ../shared/bench/peers/results/tables.md (onnxruntime-web 1.30,
+// Node, one thread): printed as ratios labelled "recorded", since the peers are not run in this program.
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "checkpoint.h"
+
+namespace {
+
+using clk = std::chrono::steady_clock;
+
+// A tensor source of random f32 tensors for whatever names and shapes are asked.
+class random_source : public wf::tensor_source {
+public:
+    explicit random_source(std::map<std::string, std::vector<int64_t>> shapes) {
+        std::mt19937 rng(1);
+        std::normal_distribution<float> d(0.0f, 0.02f);
+        for (auto& [name, shape] : shapes) {
+            int64_t n = 1;
+            for (auto s : shape) n *= s;
+            auto& buf = data_[name];
+            buf.resize(size_t(n));
+            for (auto& v : buf) v = d(rng);
+            if (name.find("LayerNorm.weight") != std::string::npos || name.find("ln_") != std::string::npos)
+                for (auto& v : buf) v += 1.0f;
+            tensors_[name] = {name, "random", wf::dtype::f32, shape, reinterpret_cast<const uint8_t*>(buf.data()), n * 4};
+        }
+    }
+    const wf::raw_tensor* find(const std::string& name) const override {
+        auto it = tensors_.find(name);
+        return it == tensors_.end() ? nullptr : &it->second;
+    }
+    std::vector<std::string> names() const override { return {}; }
+
+private:
+    std::map<std::string, std::vector<float>> data_;
+    std::map<std::string, wf::raw_tensor> tensors_;
+};
+
+random_source bert_base(const wf::hparams& hp) {
+    const int64_t E = hp.n_embd, F = hp.n_ff;
+    std::map<std::string, std::vector<int64_t>> s = {
+        {"bert.embeddings.word_embeddings.weight", {hp.n_vocab, E}}, {"bert.embeddings.position_embeddings.weight", {hp.n_ctx, E}},
+        {"bert.embeddings.token_type_embeddings.weight", {2, E}}, {"bert.embeddings.LayerNorm.weight", {E}}, {"bert.embeddings.LayerNorm.bias", {E}},
+        {"cls.predictions.transform.dense.weight", {E, E}}, {"cls.predictions.transform.dense.bias", {E}},
+        {"cls.predictions.transform.LayerNorm.weight", {E}}, {"cls.predictions.transform.LayerNorm.bias", {E}}, {"cls.predictions.bias", {hp.n_vocab}}};
+    for (int64_t l = 0; l < hp.n_layer; ++l) {
+        const std::string p = "bert.encoder.layer." + std::to_string(l) + ".";
+        for (const char* n : {"attention.self.query", "attention.self.key", "attention.self.value", "attention.output.dense"}) {
+            s[p + n + ".weight"] = {E, E};
+            s[p + n + ".bias"] = {E};
+        }
+        s[p + "intermediate.dense.weight"] = {F, E};
+        s[p + "intermediate.dense.bias"] = {F};
+        s[p + "output.dense.weight"] = {E, F};
+        s[p + "output.dense.bias"] = {E};
+        for (const char* n : {"attention.output.LayerNorm", "output.LayerNorm"}) {
+            s[p + n + ".weight"] = {E};
+            s[p + n + ".bias"] = {E};
+        }
+    }
+    return random_source(s);
+}
+
+random_source gpt2_small(const wf::hparams& hp) {
+    const int64_t E = hp.n_embd, F = hp.n_ff;
+    std::map<std::string, std::vector<int64_t>> s = {{"transformer.wte.weight", {hp.n_vocab, E}}, {"transformer.wpe.weight", {hp.n_ctx, E}},
+                                                     {"transformer.ln_f.weight", {E}}, {"transformer.ln_f.bias", {E}}};
+    for (int64_t l = 0; l < hp.n_layer; ++l) {
+        const std::string p = "transformer.h." + std::to_string(l) + ".";
+        s[p + "attn.c_attn.weight"] = {E, 3 * E};
+        s[p + "attn.c_attn.bias"] = {3 * E};
+        s[p + "attn.c_proj.weight"] = {E, E};
+        s[p + "attn.c_proj.bias"] = {E};
+        s[p + "mlp.c_fc.weight"] = {E, F};
+        s[p + "mlp.c_fc.bias"] = {F};
+        s[p + "mlp.c_proj.weight"] = {F, E};
+        s[p + "mlp.c_proj.bias"] = {E};
+        for (const char* n : {"ln_1", "ln_2"}) {
+            s[p + n + ".weight"] = {E};
+            s[p + n + ".bias"] = {E};
+        }
+    }
+    return random_source(s);
+}
+
+template <class F>
+double best_ms(F&& f, int reps) {
+    f();  // warm-up
+    double best = 1e30;
+    for (int i = 0; i < reps; ++i) {
+        const auto t0 = clk::now();
+        f();
+        best = std::min(best, std::chrono::duration<double, std::milli>(clk::now() - t0).count());
+    }
+    return best;
+}
+
+}  // namespace
+
+int main() {
+#ifdef __EMSCRIPTEN__
+    const char* where = "wasm (Node)";
+#else
+    const char* where = "native";
+#endif
+    std::printf("wasmformer model benchmark — %s, 1 thread, random weights at BERT-base / GPT-2-small shapes\n", where);
+    std::printf("peer: onnxruntime-web 1.30, Node, 1 thread, recorded on this machine (not run here)\n\n");
+    wf::hparams bh;
+    bh.architecture = wf::arch::bert;
+    bh.n_vocab = 30522, bh.n_embd = 768, bh.n_layer = 12, bh.n_head = 12, bh.n_ff = 3072, bh.n_ctx = 512, bh.n_type_vocab = 2;
+    wf::hparams gh;
+    gh.architecture = wf::arch::gpt2;
+    gh.n_vocab = 50257, gh.n_embd = 768, gh.n_layer = 12, gh.n_head = 12, gh.n_ff = 3072, gh.n_ctx = 1024, gh.eps = 1e-5f, gh.act = wf::activation::gelu_tanh;
+    const std::map<int, double> ort_bert_f32 = {{16, 155}, {64, 595}, {128, 1199}}, ort_bert_int8 = {{16, 84}, {64, 280}, {128, 558}};
+
+    {
+        const random_source src = bert_base(bh);
+        std::printf("BERT-base fill-mask (encoder + MLM head at the one mask)\n%-6s %6s %10s %12s\n", "format", "tokens", "ms", "vs ORT-web");
+        for (auto [fmt, name] : {std::pair{wf::weight_format::f32, "f32"}, {wf::weight_format::f16, "f16"}, {wf::weight_format::q8_0, "q8_0"}}) {
+            const wf::bert_model m(bh, src, fmt);
+            for (int T : {16, 64, 128}) {
+                std::vector<int32_t> ids(static_cast<size_t>(T));
+                for (int i = 0; i < T; ++i) ids[size_t(i)] = 1000 + i * 7;
+                const double ms = best_ms([&] {
+                    const auto h = m.encode(ids);
+                    m.mlm_logits(h.data() + (T / 2) * bh.n_embd, 1);
+                }, T == 128 ? 3 : 5);
+                const double peer = fmt == wf::weight_format::q8_0 ? ort_bert_int8.at(T) : ort_bert_f32.at(T);
+                std::printf("%-6s %6d %10.1f %9.2fx %s\n", name, T, ms, peer / ms, fmt == wf::weight_format::q8_0 ? "(peer int8)" : "(peer fp32)");
+            }
+        }
+    }
+    {
+        const random_source src = gpt2_small(gh);
+        std::printf("\nGPT-2 small: prefill 128 tokens, then 64 decode steps (LM head on the last position only)\n");
+        std::printf("%-6s %12s %14s %12s %14s\n", "format", "prefill ms", "vs ORT-web", "decode tok/s", "vs ORT-web");
+        for (auto [fmt, name] : {std::pair{wf::weight_format::f32, "f32"}, {wf::weight_format::f16, "f16"}, {wf::weight_format::q8_0, "q8_0"}}) {
+            const wf::gpt2_model m(gh, src, fmt);
+            std::vector<int32_t> prompt(128);
+            for (int i = 0; i < 128; ++i) prompt[size_t(i)] = 100 + i * 13;
+            const double prefill = best_ms([&] {
+                auto c = m.new_cache(256);
+                m.forward(c, prompt.data(), 128);
+            }, 2);
+            auto c = m.new_cache(256);
+            m.forward(c, prompt.data(), 128);
+            const auto t0 = clk::now();
+            int32_t tok = 50;
+            for (int i = 0; i < 64; ++i) {
+                const auto l = m.forward(c, &tok, 1);
+                tok = int32_t(std::max_element(l.begin(), l.end()) - l.begin());
+            }
+            const double tps = 64 / std::chrono::duration<double>(clk::now() - t0).count();
+            const bool q = fmt == wf::weight_format::q8_0;
+            std::printf("%-6s %12.1f %13.2fx %12.1f %13.2fx %s\n", name, prefill, (q ? 437.0 : 942.0) / prefill, tps, tps / (q ? 30.6 : 27.9),
+                        q ? "(peer int8)" : "(peer fp32)");
+        }
+    }
+    return 0;
+}
