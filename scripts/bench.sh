@@ -11,3 +11,5 @@ echo
 build/native/wf-bench-models
 echo
 node build/wasm/wf-bench-models.js
+echo
+node bench/bench-tokenizers.mjs

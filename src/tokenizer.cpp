@@ -140,15 +140,30 @@ void wordpiece_tokenizer::word_ids(const std::u32string& word, std::vector<int32
         out.push_back(special_.unk);
         return;
     }
+    // the word in UTF-8 once, with the byte offset of every code point; candidate pieces are slices of it
+    std::string utf8;
+    std::vector<size_t> at;
+    for (char32_t c : word) {
+        at.push_back(utf8.size());
+        u::utf8_append(c, utf8);
+    }
+    at.push_back(utf8.size());
     const size_t mark = out.size();
+    std::string piece;  // "##" + slice, reused
     size_t start = 0;
     while (start < word.size()) {
         size_t end = word.size();
         int32_t found = -1;
         while (start < end) {
-            std::string piece = start > 0 ? opt_.continuing_subword_prefix : std::string();
-            piece += u::utf8_encode(std::u32string_view(word).substr(start, end - start));
-            auto it = token_to_id_.find(piece);
+            const std::string_view slice(utf8.data() + at[start], at[end] - at[start]);
+            std::unordered_map<std::string, int32_t, sv_hash, std::equal_to<>>::const_iterator it;
+            if (start == 0) {
+                it = token_to_id_.find(slice);
+            } else {
+                piece.assign(opt_.continuing_subword_prefix);
+                piece.append(slice);
+                it = token_to_id_.find(std::string_view(piece));
+            }
             if (it != token_to_id_.end()) {
                 found = it->second;
                 break;
@@ -262,7 +277,7 @@ std::vector<std::string> bpe_tokenizer::pre_tokenize(std::string_view text) {
     return out;
 }
 
-bpe_tokenizer::bpe_tokenizer(std::unordered_map<std::string, int32_t> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+bpe_tokenizer::bpe_tokenizer(const std::unordered_map<std::string, int32_t>& vocab, const std::vector<std::pair<std::string, std::string>>& merges,
                              const std::vector<std::pair<std::string, int32_t>>& added, const std::string& source) {
     int32_t max_id = -1;
     for (auto& [t, id] : vocab) {
@@ -280,7 +295,7 @@ bpe_tokenizer::bpe_tokenizer(std::unordered_map<std::string, int32_t> vocab, con
         seen[size_t(id)] = true;
         id_to_token_[size_t(id)] = t;
     }
-    token_to_id_ = std::move(vocab);
+    token_to_id_.insert(vocab.begin(), vocab.end());
     // token strings → raw bytes, through the inverse of the byte ↔ code point map
     const auto b2u = byte_to_unicode();
     std::unordered_map<char32_t, uint8_t> u2b;

@@ -38,7 +38,11 @@ protected:
     // Splits text into (segment, special id or −1) around the special tokens written in it.
     std::vector<std::pair<std::string_view, int32_t>> split_special(std::string_view text) const;
     std::vector<std::string> id_to_token_;
-    std::unordered_map<std::string, int32_t> token_to_id_;
+    struct sv_hash {  // lookups by string_view without building a std::string
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, int32_t, sv_hash, std::equal_to<>> token_to_id_;
     std::vector<std::pair<std::string, int32_t>> specials_;  // matched in raw text, longest first
     special_tokens special_;
 };
@@ -70,7 +74,7 @@ private:
 class bpe_tokenizer : public tokenizer {
 public:
     // vocab: token → id (byte-level strings); merges: pairs in rank order; added: extra (special) tokens.
-    bpe_tokenizer(std::unordered_map<std::string, int32_t> vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+    bpe_tokenizer(const std::unordered_map<std::string, int32_t>& vocab, const std::vector<std::pair<std::string, std::string>>& merges,
                   const std::vector<std::pair<std::string, int32_t>>& added, const std::string& source);
     std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true) const override;
     std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const override;

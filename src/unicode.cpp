@@ -43,22 +43,44 @@ constexpr int LCount = 19, VCount = 21, TCount = 28, NCount = VCount * TCount, S
 }  // namespace
 
 category general_category(char32_t c) {
+    if (c < 0x80) {  // ASCII, without a table search
+        if (c < 0x20 || c == 0x7F) return Cc;
+        if (c == ' ') return Zs;
+        if (c >= '0' && c <= '9') return Nd;
+        if (c >= 'A' && c <= 'Z') return Lu;
+        if (c >= 'a' && c <= 'z') return Ll;
+        switch (c) {
+        case '$': return Sc;
+        case '+': case '<': case '=': case '>': case '|': case '~': return Sm;
+        case '^': case '`': return Sk;
+        case '(': case '[': case '{': return Ps;
+        case ')': case ']': case '}': return Pe;
+        case '-': return Pd;
+        case '_': return Pc;
+        default: return Po;
+        }
+    }
     if (c > 0x10FFFF) return Cn;
     return category(run_lookup(tables::category_starts, tables::category_values, tables::category_runs, c));
 }
 
 uint8_t combining_class(char32_t c) {
-    if (c > 0x10FFFF) return 0;
+    if (c < 0x300 || c > 0x10FFFF) return 0;
     return run_lookup(tables::ccc_starts, tables::ccc_values, tables::ccc_runs, c);
 }
 
 bool is_white_space(char32_t c) {
+    if (c < 0x80) return c == ' ' || (c >= 0x09 && c <= 0x0D);
     for (int i = 0; i < tables::white_space_ranges; ++i)
         if (c >= tables::white_space[i][0] && c <= tables::white_space[i][1]) return true;
     return false;
 }
 
 void decompose(char32_t c, std::u32string& out) {
+    if (c < 0xC0) {  // nothing below U+00C0 decomposes
+        out.push_back(c);
+        return;
+    }
     if (c >= SBase && c < SBase + SCount) {  // Hangul syllable, algorithmically
         const int s = int(c - SBase);
         out.push_back(LBase + s / NCount);
