@@ -66,6 +66,7 @@ public:
             const wf::json o = options(opts_json);
             wf::load_options lo;
             if (o.contains("dtype") && o["dtype"].is_string()) lo.format = parse_format(o["dtype"].get<std::string>());
+            if (o.contains("memory_budget") && o["memory_budget"].is_number()) lo.memory_budget = o["memory_budget"].get<int64_t>();
             gen_.reset();
             pm_ = std::make_unique<wf::pipeline_model>(wf::load_pipeline_model(fs.files_, lo));
             return info_json();

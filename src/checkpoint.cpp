@@ -87,7 +87,25 @@ std::vector<std::string> safetensors_source::names() const {
     return r;
 }
 
+int64_t estimate_memory(const hparams& hp, weight_format fmt, double stored) {
+    const double E = double(hp.n_embd), F = double(hp.n_ff), V = double(hp.n_vocab), L = double(hp.n_layer);
+    const double matrices = V * E + L * (4 * E * E + 2 * E * F) + (hp.architecture == arch::bert ? E * E : 0);
+    const double per = fmt == weight_format::f32 ? 4 : fmt == weight_format::f16 ? 2 : fmt == weight_format::q8_0 ? 34.0 / 32 : stored;
+    const double owned = fmt == weight_format::as_stored ? 0 : matrices * per;  // as stored: views into the file
+    const double small = (double(hp.n_ctx) + 2) * E * 4 + L * (10 * E + F) * 4 + V * 4;  // positions, biases, norms
+    const double cache = hp.architecture == arch::gpt2 ? 2 * L * double(hp.n_ctx) * E * 4 : 0;
+    const double scratch = double(hp.n_ctx) * (6 * E + F) * 4 + double(hp.n_head) * double(hp.n_ctx) * double(hp.n_ctx) * 4;
+    return int64_t(owned + small + cache + scratch);
+}
+
 model build_model(const hparams& hp, const tensor_source& src, const load_options& opt, std::shared_ptr<const file_set> files) {
+    if (opt.memory_budget > 0) {
+        const int64_t need = estimate_memory(hp, opt.format, 4);
+        if (need > opt.memory_budget)
+            throw error("out of memory: this model needs about " + std::to_string(need >> 20) + " MiB beyond its file (weights in " +
+                        weight_format_name(opt.format) + ", a full KV cache and scratch), over the budget of " +
+                        std::to_string(opt.memory_budget >> 20) + " MiB");
+    }
     model m;
     m.hp = hp;
     bool borrows;

@@ -43,7 +43,12 @@ private:
 
 struct load_options {
     weight_format format = weight_format::as_stored;
+    int64_t memory_budget = 0;  // bytes the engine may allocate for weights and one full KV cache; 0: no limit
 };
+
+// Bytes the engine allocates for a model's weights in `fmt` (stored: `stored` bytes per weight, e.g. 4 for F32 files)
+// plus one KV cache of the model's full context; checked against load_options::memory_budget before any allocation.
+int64_t estimate_memory(const hparams& hp, weight_format fmt, double stored_bytes_per_weight);
 
 struct model {
     hparams hp;

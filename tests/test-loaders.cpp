@@ -171,3 +171,16 @@ TEST_CASE("config.json: malformed, mistyped, out-of-range and contradictory fiel
     REQUIRE(hp.n_ctx == 1024);
     REQUIRE(wf::parse_config(R"({"model_type": "gpt2", "n_inner": null, "n_embd": 32, "n_head": 4})").n_ff == 128);
 }
+
+TEST_CASE("memory is estimated before allocating, and a model over the budget is refused cleanly", "[loaders][memory]") {
+    wf::hparams gpt2 = wf::parse_config(R"({"model_type": "gpt2"})");  // GPT-2 small defaults
+    const int64_t f32 = wf::estimate_memory(gpt2, wf::weight_format::f32, 4), q8 = wf::estimate_memory(gpt2, wf::weight_format::q8_0, 4);
+    REQUIRE(f32 > int64_t(450) << 20);   // 124M parameters in f32, plus a 1024-position cache
+    REQUIRE(f32 < int64_t(700) << 20);
+    REQUIRE(q8 < f32 / 2);
+    auto files = wft::read_dir(wft::data_path("fixtures/gpt2-tiny"));
+    wf::load_options tight{wf::weight_format::f32, 1 << 20};
+    REQUIRE_THROWS_WITH(wf::load_pipeline_model(files, tight), Catch::Contains("over the budget of 1 MiB"));
+    wf::load_options roomy{wf::weight_format::f32, int64_t(64) << 20};
+    REQUIRE(wf::load_pipeline_model(files, roomy).m.gpt2 != nullptr);
+}

@@ -125,6 +125,7 @@ test('errors are Errors with the core message; a bad call does not break the nex
   await fm.dispose();
   await assert.rejects(fm.fill('[MASK]'), { message: /disposed/ });
   await assert.rejects(FillMask.load(GPT2), { message: /needs a BERT model/ });
+  await assert.rejects(TextGenerator.load(GPT2, { dtype: 'f32', memory_budget: 1 << 20 }), { message: /over the budget of 1 MiB/ });
   await assert.rejects(FillMask.load({ 'config.json': '{"model_type": "bert", "hidden_size": 770}' }), { message: /model.safetensors/ });
   const broken = { ...filesOf(BERT), 'config.json': '{"model_type": "bert", "hidden_size": 770, "num_attention_heads": 12}' };
   await assert.rejects(FillMask.load(broken), { message: /770.*not a multiple.*12/ });
@@ -163,4 +164,21 @@ test('a single GGUF file loads from a path, bytes, a File and a URL', async () =
   } finally {
     await srv.close();
   }
+});
+
+test('the committed tokenizer files are the genuine ones (SHA-256 as published)', async () => {
+  const { createHash } = await import('node:crypto');
+  const { readFileSync } = await import('node:fs');
+  const path = await import('node:path');
+  const dir = path.join(fixture('..'), 'tokenizers');
+  const lines = readFileSync(path.join(dir, 'SHA256SUMS'), 'utf8').trim().split('\n');
+  assert.ok(lines.length >= 9);
+  for (const line of lines) {
+    const [hash, file] = line.split(/\s+/);
+    assert.equal(createHash('sha256').update(readFileSync(path.join(dir, file))).digest('hex'), hash, file);
+  }
+  // the three published upstream hashes (tests/data/tokenizers/README.md)
+  assert.match(readFileSync(path.join(dir, 'SHA256SUMS'), 'utf8'), /07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3  bert\/vocab.txt/);
+  assert.match(readFileSync(path.join(dir, 'SHA256SUMS'), 'utf8'), /196139668be63f3b5d6574427317ae82f612a97c5d1cdaf36ed2256dbf636783  gpt2\/encoder.json/);
+  assert.match(readFileSync(path.join(dir, 'SHA256SUMS'), 'utf8'), /1ce1664773c50f3e0cc8842619a93edc4624525b728b188a9e0be33b7726adc5  gpt2\/vocab.bpe/);
 });

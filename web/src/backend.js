@@ -22,7 +22,7 @@ export class LocalBackend {
     try {
       const obj = kind === 'pipeline' ? new e.Pipeline() : new e.Tokenizer();
       try {
-        const info = kind === 'pipeline' ? result(obj.load(fileSet, json({ dtype: opts.dtype }))) : result(obj.load(fileSet));
+        const info = kind === 'pipeline' ? result(obj.load(fileSet, json({ dtype: opts.dtype, memory_budget: opts.memory_budget }))) : result(obj.load(fileSet));
         const handle = this.nextHandle++;
         this.objects.set(handle, obj);
         return { handle, info };

@@ -18,6 +18,7 @@ export interface ProgressEvent {
 
 export interface LoadOptions {
   dtype?: 'as_stored' | 'f32' | 'f16' | 'q8_0';  // convert weights at load time to save memory
+  memory_budget?: number;                    // bytes; a model estimated to need more is refused before allocating
   cache?: boolean;                           // browsers: Cache API (default true)
   signal?: AbortSignal;
   progress_callback?: (e: ProgressEvent) => void;

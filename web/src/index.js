@@ -66,7 +66,7 @@ async function open(kind, source, opts = {}) {
   const backend = backendFor(opts);
   checkSignal(opts.signal);
   try {
-    const { handle, info } = await backend.load(kind, source, { dtype: opts.dtype, cache: opts.cache, fetch: opts.fetch }, opts.progress_callback, opts.signal);
+    const { handle, info } = await backend.load(kind, source, { dtype: opts.dtype, memory_budget: opts.memory_budget, cache: opts.cache, fetch: opts.fetch }, opts.progress_callback, opts.signal);
     return { backend, handle, info, owns: backend !== opts.backend && backend.kind === 'worker' };
   } catch (e) {
     if (backend !== opts.backend && backend.kind === 'worker') backend.terminate();
