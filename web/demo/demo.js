@@ -4,9 +4,19 @@ import { FillMask, TextGenerator } from '../src/index.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
+// The bundled models: model folders next to the repository's demo, or (offline site) GGUF files embedded in
+// script files that set globalThis.WF_MODELS, since a page opened from file:// can fetch nothing.
+const embedded = (name) => {
+  const m = globalThis.WF_MODELS?.[name];
+  if (!m) return null;
+  const bin = atob(m.base64);
+  const bytes = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+  return [new File([bytes], m.file)];
+};
 const BUNDLED = {
-  bert: params.get('bert') ?? new URL('../../models/wasmformer-bert-mini/', import.meta.url).href,
-  gpt2: params.get('gpt2') ?? new URL('../../models/wasmformer-gpt2-mini/', import.meta.url).href,
+  bert: params.get('bert') ?? embedded('bert') ?? new URL('../../models/wasmformer-bert-mini/', import.meta.url).href,
+  gpt2: params.get('gpt2') ?? embedded('gpt2') ?? new URL('../../models/wasmformer-gpt2-mini/', import.meta.url).href,
 };
 
 const state = { fm: null, gen: null, attention: null, tokens: [], running: null };
@@ -19,6 +29,19 @@ function progress(e) {
 }
 
 async function architectureOf(source) {
+  if (Array.isArray(source) && source.length === 1 && /\.gguf$/i.test(source[0].name)) {
+    // GGUF: find the general.architecture entry in the header: key, then type 8 (string), length, value
+    const head = new Uint8Array(await source[0].slice(0, 1 << 16).arrayBuffer());
+    const key = new TextEncoder().encode('general.architecture');
+    for (let i = 24; i + key.length + 12 < head.length; i++) {
+      if (!key.every((b, j) => head[i + j] === b)) continue;
+      const v = new DataView(head.buffer, i + key.length);
+      if (v.getUint32(0, true) !== 8) break;
+      const n = Number(v.getBigUint64(4, true));
+      return new TextDecoder().decode(head.subarray(i + key.length + 12, i + key.length + 12 + n));
+    }
+    throw new Error(`${source[0].name}: no general.architecture in the GGUF header`);
+  }
   if (typeof source === 'string') {
     const base = source.endsWith('/') ? source : source + '/';
     const hf = /^https:\/\/huggingface\.co\/([^/]+\/[^/]+)\/?$/.exec(source);
@@ -189,7 +212,11 @@ drop.addEventListener('dragleave', () => drop.classList.remove('over'));
 drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); loadModel([...e.dataTransfer.files], 'dropped files'); });
 $('files').addEventListener('change', (e) => loadModel([...e.target.files], 'chosen files'));
 
-setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, 1 thread${self.crossOriginIsolated ? ' (cross-origin isolated: threads possible, not built yet)' : ''}. Models are cached for offline use.`);
-await loadModel(BUNDLED.bert, 'the bundled BERT model');
-await loadModel(BUNDLED.gpt2, 'the bundled GPT-2 model');
-document.body.dataset.ready = 'true';
+async function main() {
+  setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, 1 thread${self.crossOriginIsolated ? ' (cross-origin isolated: threads possible, not built yet)' : ''}. ` +
+    (globalThis.WF_MODELS ? 'Offline site: everything is in these files.' : 'Models are cached for offline use.'));
+  await loadModel(BUNDLED.bert, 'the bundled BERT model');
+  await loadModel(BUNDLED.gpt2, 'the bundled GPT-2 model');
+  document.body.dataset.ready = 'true';
+}
+main();

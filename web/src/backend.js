@@ -74,7 +74,11 @@ export class LocalBackend {
 export class WorkerBackend {
   constructor(options = {}) {
     this.kind = 'worker';
-    this.worker = new Worker(options.workerUrl ?? new URL('./worker.js', import.meta.url), { type: 'module' });
+    // the offline site starts a classic worker from a Blob URL (file:// pages can start no module worker)
+    const url = options.workerUrl ?? globalThis.WF_WORKER_URL;
+    this.worker = url
+      ? new Worker(url, { type: options.workerType ?? globalThis.WF_WORKER_TYPE ?? 'module' })
+      : new Worker(new URL('./worker.js', import.meta.url), { type: 'module' });
     this.pending = new Map();
     this.nextId = 1;
     this.worker.onmessage = ({ data }) => {

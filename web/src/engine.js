@@ -9,6 +9,8 @@ let shared = null;
 export async function loadEngine({ wasmUrl, wasmBinary } = {}) {
   if (!wasmUrl && !wasmBinary && shared) return shared;
   const promise = (async () => {
+    // the offline site's bundle uses the single-file build, whose wasm is inlined: nothing to fetch
+    if (globalThis.WF_SINGLE_FILE) return createWasmformer({ print: () => {}, printErr: () => {} });
     let bytes = wasmBinary;
     if (!bytes) {
       const url = wasmUrl ? new URL(wasmUrl, import.meta.url) : new URL('../../dist/wasmformer.wasm', import.meta.url);

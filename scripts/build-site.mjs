@@ -1,0 +1,50 @@
+// `npm run build:site`: writes site/, a self-contained offline copy of the demo that works from any static host
+// and from file:// — one classic script (esbuild), a worker started from a Blob URL, the single-file engine (wasm
+// inlined), and the bundled models as GGUF files embedded in script files. No request leaves the folder.
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const out = path.join(root, process.argv[2] ?? 'site');
+const MODELS = { bert: 'models/gguf/wasmformer-bert-mini-q8_0.gguf', gpt2: 'models/gguf/wasmformer-gpt2-mini-q8_0.gguf' };
+
+if (!existsSync(path.join(root, 'dist/wasmformer-single.mjs'))) execFileSync('bash', [path.join(root, 'scripts/build.sh'), 'wasm'], { stdio: 'inherit' });
+rmSync(out, { recursive: true, force: true });
+mkdirSync(path.join(out, 'models'), { recursive: true });
+
+// the engine in the single-file build, wherever the API imports the normal one
+const singleFile = {
+  name: 'single-file-engine',
+  setup(b) {
+    b.onResolve({ filter: /dist\/wasmformer\.mjs$/ }, () => ({ path: path.join(root, 'dist/wasmformer-single.mjs') }));
+  },
+};
+const common = { bundle: true, format: 'iife', platform: 'browser', target: 'es2022', minify: true, write: false, logLevel: 'error', external: ['node:*'],
+  plugins: [singleFile], define: { 'globalThis.WF_SINGLE_FILE': 'true', 'import.meta.url': '"file:///wasmformer/"' } };
+const worker = await esbuild.build({ ...common, entryPoints: [path.join(root, 'web/src/worker.js')] });
+const demo = await esbuild.build({ ...common, entryPoints: [path.join(root, 'web/demo/demo.js')],
+  banner: { js: `globalThis.WF_WORKER_URL = URL.createObjectURL(new Blob([${JSON.stringify(worker.outputFiles[0].text)}], { type: 'text/javascript' }));\n` +
+                `globalThis.WF_WORKER_TYPE = 'classic';` } });
+writeFileSync(path.join(out, 'demo.js'), demo.outputFiles[0].text);
+copyFileSync(path.join(root, 'web/demo/demo.css'), path.join(out, 'demo.css'));
+
+const scripts = [];
+for (const [name, file] of Object.entries(MODELS)) {
+  const bytes = readFileSync(path.join(root, file));
+  const js = `(globalThis.WF_MODELS ??= {})[${JSON.stringify(name)}] = { file: ${JSON.stringify(path.basename(file))}, base64: "${bytes.toString('base64')}" };\n`;
+  writeFileSync(path.join(out, 'models', `${name}.js`), js);
+  scripts.push(`  <script src="models/${name}.js" defer></script>`);
+}
+const html = readFileSync(path.join(root, 'web/demo/index.html'), 'utf8')
+  .replace('  <script type="module" src="demo.js"></script>', [...scripts, '  <script src="demo.js" defer></script>'].join('\n'));
+writeFileSync(path.join(out, 'index.html'), html);
+copyFileSync(path.join(root, 'LICENSE'), path.join(out, 'LICENSE'));
+for (const name of ['wasmformer-bert-mini', 'wasmformer-gpt2-mini'])
+  if (existsSync(path.join(root, 'models', name, 'README.md'))) copyFileSync(path.join(root, 'models', name, 'README.md'), path.join(out, 'models', `${name}.md`));
+const size = (f) => readFileSync(path.join(out, f)).length;
+console.log(`wrote ${path.relative(root, out)}/: index.html, demo.js (${(size('demo.js') / 1e6).toFixed(2)} MB, engine inlined), ` +
+            `models/bert.js (${(size('models/bert.js') / 1e6).toFixed(1)} MB), models/gpt2.js (${(size('models/gpt2.js') / 1e6).toFixed(1)} MB)`);
+console.log(`open it: file://${path.join(out, 'index.html')}`);

@@ -1,0 +1,50 @@
+// The offline static site (npm run build:site) opened from file:// in headless Chromium: models load from the
+// embedded scripts, fill-mask and a seeded continuation work, and no request goes anywhere but the folder itself.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { test } from 'node:test';
+import { chromium } from 'playwright-core';
+
+import { root } from '../js/helpers.mjs';
+
+test('the static site works from file:// with no network', async () => {
+  const out = path.join(root, 'build/site-test');
+  execFileSync('node', [path.join(root, 'scripts/build-site.mjs'), 'build/site-test'], { cwd: root, stdio: 'ignore' });
+  mkdirSync(path.join(root, 'build/artifacts'), { recursive: true });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    const problems = [];
+    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
+    await context.route('**/*', (route) => {
+      const u = new URL(route.request().url());
+      if (!['file:', 'blob:', 'data:'].includes(u.protocol)) {
+        problems.push(`request left the folder: ${u.href}`);
+        return route.abort();
+      }
+      return route.continue();
+    });
+    await page.goto('file://' + path.join(out, 'index.html'));
+    await page.waitForSelector('body[data-ready="true"]', { timeout: 120000 });
+    assert.match(await page.textContent('#model-status'), /Loaded .*gpt2/);
+    await page.fill('#fill-text', 'And God said, Let there be [MASK].');
+    await page.click('#fill-run');
+    await page.waitForSelector('.cand');
+    assert.equal((await page.$$('.cand')).length, 5);
+    await page.fill('#gen-max', '20');
+    await page.click('#gen-run');
+    await page.waitForFunction(() => document.querySelector('#gen-output').dataset.finish && !document.querySelector('#gen-run').disabled);
+    assert.ok((await page.textContent('#gen-continuation')).length > 0);
+    await page.screenshot({ path: path.join(root, 'build/artifacts/site-file-url.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+  } finally {
+    await browser.close();
+  }
+});
