@@ -11,6 +11,9 @@
 #include <vector>
 #include <xsimd/xsimd.hpp>
 
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>  // clang's header for the wasm SIMD128 instructions (not Emscripten's)
+#endif
 #if defined(__SSE4_1__)
 #include <immintrin.h>
 #endif
@@ -215,16 +218,18 @@ inline float scale_f16(const uint8_t* p) {
 // The activations of one row, quantized to q8_0 and sign-extended to int16 once, reused by every W row.
 struct q8_activations {
     std::vector<int16_t> q;  // (K) int16
+    std::vector<int8_t> q8;  // (K) int8, values in [−127, 127]
     std::vector<float> d;    // (K/32) block scales
     void set(const float* x, int64_t K) {
         const int64_t nb = K / q8_block;
         std::vector<block_q8_0> blocks(static_cast<size_t>(nb));
         quantize_q8_0(x, K, blocks.data());
         q.resize(size_t(K));
+        q8.resize(size_t(K));
         d.resize(size_t(nb));
         for (int64_t b = 0; b < nb; ++b) {
             d[size_t(b)] = f16_to_f32(blocks[size_t(b)].d);
-            for (int i = 0; i < q8_block; ++i) q[size_t(b * q8_block + i)] = blocks[size_t(b)].q[i];
+            for (int i = 0; i < q8_block; ++i) q8[size_t(b * q8_block + i)] = blocks[size_t(b)].q[i], q[size_t(b * q8_block + i)] = blocks[size_t(b)].q[i];
         }
     }
 };
@@ -240,7 +245,27 @@ inline float hsum(__m128 v) {
 // out[n] = Σ_blocks d_x·d_w·(q_x·q_w) for NR rows of W at once.
 template <int NR>
 inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_t nb, float (&out)[NR]) {
-#if defined(__SSE4_1__)
+#if defined(__wasm_simd128__)
+    // int8 × int8 → int16 products (extmul); two of them always fit in int16 (|x| ≤ 127, |w| ≤ 128), so pairs of
+    // product vectors are added in int16 before one widening pairwise add to int32.
+    v128_t acc[NR];
+    for (int n = 0; n < NR; ++n) acc[n] = wasm_f32x4_splat(0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const v128_t x0 = wasm_v128_load(a.q8.data() + b * q8_block), x1 = wasm_v128_load(a.q8.data() + b * q8_block + 16);
+        const float dx = a.d[size_t(b)];
+        for (int n = 0; n < NR; ++n) {
+            const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
+            const v128_t w0 = wasm_v128_load(blk + 2), w1 = wasm_v128_load(blk + 18);
+            const v128_t s0 = wasm_i16x8_add(wasm_i16x8_extmul_low_i8x16(x0, w0), wasm_i16x8_extmul_high_i8x16(x0, w0));
+            const v128_t s1 = wasm_i16x8_add(wasm_i16x8_extmul_low_i8x16(x1, w1), wasm_i16x8_extmul_high_i8x16(x1, w1));
+            const v128_t s = wasm_i32x4_add(wasm_i32x4_extadd_pairwise_i16x8(s0), wasm_i32x4_extadd_pairwise_i16x8(s1));
+            acc[n] = wasm_f32x4_add(acc[n], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s), wasm_f32x4_splat(dx * scale_f16(blk))));
+        }
+    }
+    for (int n = 0; n < NR; ++n)
+        out[n] = wasm_f32x4_extract_lane(acc[n], 0) + wasm_f32x4_extract_lane(acc[n], 1) + wasm_f32x4_extract_lane(acc[n], 2) +
+                 wasm_f32x4_extract_lane(acc[n], 3);
+#elif defined(__SSE4_1__)
     __m128 acc[NR];
     for (int n = 0; n < NR; ++n) acc[n] = _mm_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
