@@ -149,6 +149,7 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--export-every", type=float, default=15.0, help="minutes between checkpoint exports")
+    ap.add_argument("--init", default=None, help="start from the weights of this model folder (continue training)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -178,6 +179,11 @@ def main():
     train_stream, test_stream = encode_docs(train_docs), encode_docs(test_docs)
     print(f"tokens: {len(train_stream)} train, {len(test_stream)} test ({time.time() - t0:.0f}s)", flush=True)
     models.init_weights(model, config["initializer_range"])
+    if a.init:  # continue from a checkpoint (weights only; the optimizer starts afresh)
+        state = safetensors_io.load(os.path.join(a.init, "model.safetensors"))
+        missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+        assert not unexpected and all("decoder" in m or "lm_head" in m for m in missing), (missing, unexpected)
+        print(f"initialised from {a.init}", flush=True)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
