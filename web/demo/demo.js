@@ -70,7 +70,11 @@ async function loadModel(source, label) {
     }
     const info = (arch === 'bert' ? state.fm : state.gen).info;
     $('progress').value = 100;
-    setStatus('model-status', `Loaded ${label}: ${arch}, ${info.n_layer} layers × ${info.n_embd} wide, ${info.n_vocab} tokens, in ${Math.round(performance.now() - t0)} ms.`);
+    let cached = '';
+    if (typeof caches !== 'undefined' && typeof source === 'string') {
+      try { cached = ` ${(await (await caches.open('wasmformer-v1')).keys()).length} files in the browser cache for offline use.`; } catch {}
+    }
+    setStatus('model-status', `Loaded ${label}: ${arch}, ${info.n_layer} layers × ${info.n_embd} wide, ${info.n_vocab} tokens, in ${Math.round(performance.now() - t0)} ms.${cached}`);
   } catch (e) {
     setStatus('model-status', `Could not load ${label}: ${e.message}`);
   }
