@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "model.h"
 
 namespace wf {
 namespace {
@@ -40,6 +41,15 @@ void attention_impl(const attention_args& a) {
 }  // namespace
 
 void attention(const attention_args& a) { attention_impl<dot, softmax, axpy>(a); }
+
+void traced_attention(attention_args at, forward_trace* trace, int layer) {
+    if (!trace || !trace->wants_attention(layer)) return attention(at);
+    std::vector<float> probs(static_cast<size_t>(int64_t(at.n_head) * at.n_q * at.n_kv));
+    at.probs = probs.data();
+    attention(at);
+    trace->attention.push_back(std::move(probs));
+    trace->attention_layers.push_back(layer);
+}
 namespace ref {
 void attention(const attention_args& a) { attention_impl<dot, softmax, axpy>(a); }
 }  // namespace ref

@@ -101,16 +101,7 @@ std::vector<float> bert_model::encode(const std::vector<int32_t>& ids, const std
         matmul(x.data(), T, L.key.w, L.key.b, k.data());
         matmul(x.data(), T, L.value.w, L.value.b, v.data());
         attention_args at{q.data(), E, k.data(), E, v.data(), E, a.data(), E, T, T, int(H), int(D), 1.0f / std::sqrt(float(D))};
-        std::vector<float> probs;
-        if (trace && trace->wants_attention(int(l))) {
-            probs.resize(size_t(H * T * T));
-            at.probs = probs.data();
-        }
-        attention(at);
-        if (at.probs) {
-            trace->attention.push_back(std::move(probs));
-            trace->attention_layers.push_back(int(l));
-        }
+        traced_attention(at, trace, int(l));
         matmul(a.data(), T, L.attn_out.w, L.attn_out.b, tmp.data());
         add(tmp.data(), x.data(), T * E);
         layer_norm(tmp.data(), T, E, L.attn_norm.g, L.attn_norm.b, hp_.eps, x.data());

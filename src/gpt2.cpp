@@ -88,16 +88,7 @@ std::vector<float> gpt2_model::forward(kv_cache& cache, const int32_t* ids, int6
         }
         attention_args at{qkv.data(), 3 * E, cache.k_at(l, 0), E, cache.v_at(l, 0), E, a.data(), E, T, p0 + T, int(H), int(D),
                           1.0f / std::sqrt(float(D)), true, p0};
-        std::vector<float> probs;
-        if (trace && trace->wants_attention(int(l))) {
-            probs.resize(size_t(H * T * (p0 + T)));
-            at.probs = probs.data();
-        }
-        attention(at);
-        if (at.probs) {
-            trace->attention.push_back(std::move(probs));
-            trace->attention_layers.push_back(int(l));
-        }
+        traced_attention(at, trace, int(l));
         matmul(a.data(), T, L.attn_proj.w, L.attn_proj.b, h.data());
         add(x.data(), h.data(), T * E);
         // feed-forward

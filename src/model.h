@@ -26,6 +26,10 @@ struct forward_trace {
     bool wants_attention(int layer) const { return attention_layer == -1 || attention_layer == layer; }
 };
 
+struct attention_args;
+// Runs attention and, if the trace asks for this layer, records its weights there.
+void traced_attention(attention_args at, forward_trace* trace, int layer);
+
 inline void check_cancel(const cancel_fn* c) {
     if (c && *c && (*c)()) throw cancelled();
 }

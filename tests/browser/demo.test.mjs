@@ -6,9 +6,9 @@ import { fork } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium } from 'playwright-core';
 
 import { root } from '../js/helpers.mjs';
+import { launch, watch } from './helpers.mjs';
 
 const ARTIFACTS = path.join(root, 'build/artifacts');
 const MODELS = process.env.WF_DEMO_MODELS ?? 'bundled';  // "fixtures": the tiny random-weight fixtures
@@ -26,17 +26,7 @@ async function startServer(extra = []) {
 async function openDemo(server) {
   const context = await browser.newContext();
   const page = await context.newPage();
-  const problems = [];
-  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
-  await context.route('**/*', (route) => {
-    const u = new URL(route.request().url());
-    if (u.hostname !== '127.0.0.1' && u.protocol !== 'data:' && u.protocol !== 'blob:') {
-      problems.push(`request left localhost: ${u.href}`);
-      return route.abort();
-    }
-    return route.continue();
-  });
+  const problems = await watch(context, page, (u) => u.hostname === '127.0.0.1' || u.protocol === 'data:' || u.protocol === 'blob:');
   const q = MODELS === 'fixtures' ? '?bert=/tests/data/fixtures/bert-tiny/&gpt2=/tests/data/fixtures/gpt2-tiny/' : '';
   await page.goto(`${server.url}/web/demo/${q}`);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
@@ -45,11 +35,7 @@ async function openDemo(server) {
 
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-           '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launch();
 });
 after(async () => { await browser?.close(); });
 

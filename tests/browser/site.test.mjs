@@ -5,32 +5,19 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { chromium } from 'playwright-core';
 
 import { root } from '../js/helpers.mjs';
+import { launch, watch } from './helpers.mjs';
 
 test('the static site works from file:// with no network', async () => {
   const out = path.join(root, 'build/site-test');
   execFileSync('node', [path.join(root, 'scripts/build-site.mjs'), 'build/site-test'], { cwd: root, stdio: 'ignore' });
   mkdirSync(path.join(root, 'build/artifacts'), { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launch();
   try {
     const context = await browser.newContext();
     const page = await context.newPage();
-    const problems = [];
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => { if (m.type() === 'error') problems.push(`console error: ${m.text()}`); });
-    await context.route('**/*', (route) => {
-      const u = new URL(route.request().url());
-      if (!['file:', 'blob:', 'data:'].includes(u.protocol)) {
-        problems.push(`request left the folder: ${u.href}`);
-        return route.abort();
-      }
-      return route.continue();
-    });
+    const problems = await watch(context, page, (u) => ['file:', 'blob:', 'data:'].includes(u.protocol));
     await page.goto('file://' + path.join(out, 'index.html'));
     await page.waitForSelector('body[data-ready="true"]', { timeout: 120000 });
     assert.match(await page.textContent('#model-status'), /Loaded .*gpt2/);
