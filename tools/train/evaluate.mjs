@@ -47,7 +47,7 @@ node tools/train/evaluate.mjs
 This run: ${t.steps} steps of ${t.batch} × ${t.seq_len} tokens (${(t.tokens_seen / 1e6).toFixed(1)} M tokens seen) in ${t.train_minutes} minutes on
 one CPU thread (two models trained side by side on a 2-core machine), AdamW (lr ${t.lr}, warm-up 300 steps, cosine to 10 %),
 dropout 0.1, seed ${t.seed}. \`--steps ${t.steps}\` gives the same schedule on any machine (the run itself stopped at a
-wall-clock budget, \`--minutes\`).${kind === 'bert' ? ' Masking: 15 % of tokens, 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only.' : ''}
+wall-clock budget, \`--minutes\`).${t.continued_from ? `\n\nTwo phases: a first run from scratch (${t.continued_from.steps} steps, ${(t.continued_from.tokens_seen / 1e6).toFixed(1)} M tokens, lr ${t.continued_from.lr}, seed ${t.continued_from.seed}, ${t.continued_from.train_minutes} minutes) stalled on the masked-LM plateau (held-out top-1 ${(100 * t.continued_from.mlm_top1).toFixed(1)} %); the run above continued from its weights with \`--init\` at a lower learning rate. To reproduce: the first command with \`--steps ${t.continued_from.steps} --lr ${t.continued_from.lr}\` into a folder A, then \`--init A --lr ${t.lr} --seed ${t.seed} --steps ${t.steps}\`. The model has not left the plateau: it mostly predicts frequent words. More training (a later session, or a GPU) is the fix.` : ''}${kind === 'bert' ? ' Masking: 15 % of tokens, 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only.' : ''}
 
 Files: \`model.safetensors\` (F16, ${mb(`models/wasmformer-${kind}-mini/model.safetensors`)} MB), \`models/gguf/wasmformer-${kind}-mini-q8_0.gguf\` (Q8_0, ${mb(`models/gguf/wasmformer-${kind}-mini-q8_0.gguf`)} MB).`;
 }
