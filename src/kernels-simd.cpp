@@ -322,6 +322,9 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     }
 }
 
+// Out of line, so that no throw sits in the function the hot loops are inlined into (it slows them under wasm EH).
+[[noreturn, gnu::noinline]] void unsupported(dtype t) { throw error(std::string("matmul: ") + dtype_name(t) + " weights are converted at load time"); }
+
 }  // namespace
 
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
@@ -333,7 +336,7 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
     case dtype::f16: return gemv_dispatch<f16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     case dtype::bf16: return gemv_dispatch<bf16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     case dtype::q8_0: return gemv_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    case dtype::q4_0: throw error("matmul: Q4_0 weights are converted to Q8_0 at load time");
+    case dtype::q4_0: unsupported(Wm.type);
     }
 }
 
