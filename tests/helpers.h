@@ -44,6 +44,7 @@ struct stored_matrix {
                 }
                 break;
             case wf::dtype::q8_0: wf::quantize_q8_0(src, cols, reinterpret_cast<wf::block_q8_0*>(dst)); break;
+            case wf::dtype::q4_0: throw std::runtime_error("stored_matrix: Q4_0 is written by the GGUF tests directly");
             }
         }
         view = {type, rows, cols, bytes.data()};
