@@ -5,6 +5,7 @@
 #include "bert.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "attention.h"
 #include "kernels.h"
@@ -12,23 +13,23 @@
 namespace wf {
 
 namespace {
-// Hugging Face names, with and without the "bert." prefix; old checkpoints say gamma/beta for LayerNorm.
-std::vector<std::string> names(const std::string& n) {
-    std::vector<std::string> out = {"bert." + n, n};
+// Old checkpoints say LayerNorm.gamma / .beta where newer ones say .weight / .bias.
+std::string legacy_layer_norm(const std::string& n) {
     for (auto [from, to] : {std::pair{"LayerNorm.weight", "LayerNorm.gamma"}, {"LayerNorm.bias", "LayerNorm.beta"}}) {
         const auto p = n.rfind(from);
-        if (p != std::string::npos && p + std::strlen(from) == n.size()) {
-            const std::string old = n.substr(0, p) + to;
-            out.push_back("bert." + old);
-            out.push_back(old);
-        }
+        if (p != std::string::npos && p + std::strlen(from) == n.size()) return n.substr(0, p) + to;
     }
+    return {};
+}
+// Hugging Face names, with and without the "bert." prefix, and their legacy forms.
+std::vector<std::string> names(const std::string& n) {
+    std::vector<std::string> out = {"bert." + n, n};
+    if (const std::string old = legacy_layer_norm(n); !old.empty()) out.insert(out.end(), {"bert." + old, old});
     return out;
 }
 std::vector<std::string> head_names(const std::string& n) {
     std::vector<std::string> out = {"cls.predictions." + n};
-    if (n.size() > 17 && n.substr(n.size() - 17) == "LayerNorm.weight") out.push_back("cls.predictions." + n.substr(0, n.size() - 6) + "gamma");
-    if (n.size() > 15 && n.substr(n.size() - 15) == "LayerNorm.bias") out.push_back("cls.predictions." + n.substr(0, n.size() - 4) + "beta");
+    if (const std::string old = legacy_layer_norm(n); !old.empty()) out.push_back("cls.predictions." + old);
     return out;
 }
 }  // namespace

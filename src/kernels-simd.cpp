@@ -217,19 +217,21 @@ inline float scale_f16(const uint8_t* p) {
 
 // The activations of one row, quantized to q8_0 and sign-extended to int16 once, reused by every W row.
 struct q8_activations {
-    std::vector<int16_t> q;  // (K) int16
-    std::vector<int8_t> q8;  // (K) int8, values in [−127, 127]
+#if defined(__wasm_simd128__)
+    std::vector<int8_t> q;   // (K) int8, values in [−127, 127] (wasm multiplies int8 directly)
+#else
+    std::vector<int16_t> q;  // (K) sign-extended once (SSE4.1 multiplies int16 pairs)
+#endif
     std::vector<float> d;    // (K/32) block scales
     void set(const float* x, int64_t K) {
         const int64_t nb = K / q8_block;
         std::vector<block_q8_0> blocks(static_cast<size_t>(nb));
         quantize_q8_0(x, K, blocks.data());
         q.resize(size_t(K));
-        q8.resize(size_t(K));
         d.resize(size_t(nb));
         for (int64_t b = 0; b < nb; ++b) {
             d[size_t(b)] = f16_to_f32(blocks[size_t(b)].d);
-            for (int i = 0; i < q8_block; ++i) q8[size_t(b * q8_block + i)] = blocks[size_t(b)].q[i], q[size_t(b * q8_block + i)] = blocks[size_t(b)].q[i];
+            for (int i = 0; i < q8_block; ++i) q[size_t(b * q8_block + i)] = blocks[size_t(b)].q[i];
         }
     }
 };
@@ -251,7 +253,7 @@ inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_
     v128_t acc[NR];
     for (int n = 0; n < NR; ++n) acc[n] = wasm_f32x4_splat(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-        const v128_t x0 = wasm_v128_load(a.q8.data() + b * q8_block), x1 = wasm_v128_load(a.q8.data() + b * q8_block + 16);
+        const v128_t x0 = wasm_v128_load(a.q.data() + b * q8_block), x1 = wasm_v128_load(a.q.data() + b * q8_block + 16);
         const float dx = a.d[size_t(b)];
         for (int n = 0; n < NR; ++n) {
             const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));

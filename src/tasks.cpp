@@ -41,8 +41,9 @@ pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const 
         pm.m = build_model(hp, gguf_source(g, hp.architecture), opt, std::move(files));
         return pm;
     }
-    pm.tok = load_tokenizer(*files, parse_config(files->text("config.json")).architecture);
+    const std::shared_ptr<const file_set> keep = files;  // the model keeps the files only if it borrows them
     pm.m = load_hf_model(std::move(files), opt);
+    pm.tok = load_tokenizer(*keep, pm.m.hp.architecture);
     if (pm.tok->vocab_size() > pm.m.hp.n_vocab)
         throw error("the tokenizer has " + std::to_string(pm.tok->vocab_size()) + " tokens but the model only " + std::to_string(pm.m.hp.n_vocab));
     return pm;
@@ -115,6 +116,7 @@ generation::generation(const pipeline_model& pm, std::string_view prompt, const 
     if (int64_t(prompt_.size()) >= n_ctx)
         throw error("prompt is " + std::to_string(prompt_.size()) + " tokens; the model has " + std::to_string(n_ctx) +
                     " positions, so at most " + std::to_string(n_ctx - 1) + " fit with room for one new token");
+    history_ = prompt_;
     cache_ = pm.m.gpt2->new_cache(std::min<int64_t>(n_ctx, int64_t(prompt_.size()) + std::max<int64_t>(p.max_new_tokens, 1)));
     if (p.max_new_tokens == 0) finish_reason_ = "max_new_tokens";
 }
@@ -145,14 +147,13 @@ std::optional<generated_token> generation::step(const cancel_fn* cancel, forward
         logits_ = g.forward(cache_, prompt_.data(), int64_t(prompt_.size()), false, trace, cancel);
         prefilled_ = true;
     }
-    std::vector<int32_t> history = prompt_;
-    history.insert(history.end(), ids_.begin(), ids_.end());
     std::vector<float> l = logits_;
     for (int64_t i = pm_.tok->vocab_size(); i < int64_t(l.size()); ++i) l[size_t(i)] = -INFINITY;  // ids the tokenizer cannot name
-    apply_penalties(l, history, p_.sampling);
+    apply_penalties(l, history_, p_.sampling);
     const int32_t id = pick_token(l, p_.sampling, rng_);
     generated_token t{id, "", log_prob(logits_, id)};
     ids_.push_back(id);
+    history_.push_back(id);
     const bool eos = p_.stop_at_eos && id == pm_.tok->special().eos;
     if (!eos) pending_ += utf8_.push(pm_.tok->token_bytes(id));
     // stop strings

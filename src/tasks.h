@@ -76,6 +76,7 @@ private:
     kv_cache cache_;
     rng rng_;
     std::vector<int32_t> prompt_, ids_;
+    std::vector<int32_t> history_;  // prompt_ then ids_, what the penalties look at
     std::vector<float> logits_;
     bool prefilled_ = false;
     utf8_stream utf8_;

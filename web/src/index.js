@@ -107,19 +107,23 @@ class Model extends Handle {
   get tokenizer() {
     return (this._tokenizer ??= new ModelTokenizer(this));
   }
+  // Loads a model and checks it is the architecture the subclass runs.
+  static async _load(Cls, architecture, task, source, opts) {
+    const { backend, handle, info, owns } = await open('pipeline', source, opts);
+    const m = new Cls(backend, handle, info);
+    m._ownsBackend = owns;
+    if (info.architecture !== architecture) {
+      await m.dispose();
+      throw new Error(`${task} needs a ${architecture === 'bert' ? 'BERT' : 'GPT-2'} model; this one is ${info.architecture}`);
+    }
+    return m;
+  }
 }
 
 // -------------------------------------------------------------------------------------------------- FillMask
 export class FillMask extends Model {
-  static async load(source, opts = {}) {
-    const { backend, handle, info, owns } = await open('pipeline', source, opts);
-    const m = new FillMask(backend, handle, info);
-    m._ownsBackend = owns;
-    if (info.architecture !== 'bert') {
-      await m.dispose();
-      throw new Error(`fill-mask needs a BERT model; this one is ${info.architecture}`);
-    }
-    return m;
+  static load(source, opts = {}) {
+    return Model._load(FillMask, 'bert', 'fill-mask', source, opts);
   }
   // → { results: one list per mask of { score, token, token_str, sequence }, attention?: { layer, data, heads, tokens } }
   fill(text, { top_k = 5, targets, signal, attention_layer } = {}) {
@@ -140,15 +144,8 @@ export class FillMask extends Model {
 const GEN_KEYS = ['max_new_tokens', 'do_sample', 'temperature', 'top_k', 'top_p', 'min_p', 'repetition_penalty', 'no_repeat_ngram_size', 'stop', 'seed', 'attention_layer'];
 
 export class TextGenerator extends Model {
-  static async load(source, opts = {}) {
-    const { backend, handle, info, owns } = await open('pipeline', source, opts);
-    const m = new TextGenerator(backend, handle, info);
-    m._ownsBackend = owns;
-    if (info.architecture !== 'gpt2') {
-      await m.dispose();
-      throw new Error(`text generation needs a GPT-2 model; this one is ${info.architecture}`);
-    }
-    return m;
+  static load(source, opts = {}) {
+    return Model._load(TextGenerator, 'gpt2', 'text generation', source, opts);
   }
 
   // An AsyncIterable of text pieces (whole characters only). Abort with { signal }: the iteration ends within one

@@ -176,7 +176,6 @@ async function* nodeChunks(fs, file, signal) {
 
 async function* urlChunks(url, store, signal, fetchFn) {
   let res = store && (await store.match(url));
-  const fromCache = !!res;
   if (!res) {
     res = await fetchFn(url, { signal });
     if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
@@ -197,7 +196,6 @@ async function* urlChunks(url, store, signal, fetchFn) {
     }
   } finally {
     reader.releaseLock?.();
-    void fromCache;
   }
 }
 
