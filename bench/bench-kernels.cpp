@@ -11,6 +11,7 @@
 
 #include "attention.h"
 #include "kernels.h"
+#include "threads.h"
 
 namespace {
 

@@ -10,6 +10,7 @@
 
 #include "kernels.h"
 #include "model.h"
+#include "threads.h"
 
 namespace wf {
 namespace {
@@ -43,10 +44,10 @@ void attention_impl(const attention_args& a) {
 void attention(const attention_args& a) { attention_impl<dot, softmax, axpy>(a); }
 
 void traced_attention(attention_args at, forward_trace* trace, int layer) {
-    if (!trace || !trace->wants_attention(layer)) return attention(at);
+    if (!trace || !trace->wants_attention(layer)) return attention_threaded(at);
     std::vector<float> probs(static_cast<size_t>(int64_t(at.n_head) * at.n_q * at.n_kv));
     at.probs = probs.data();
-    attention(at);
+    attention_threaded(at);
     trace->attention.push_back(std::move(probs));
     trace->attention_layers.push_back(layer);
 }

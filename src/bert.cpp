@@ -9,6 +9,7 @@
 
 #include "attention.h"
 #include "kernels.h"
+#include "threads.h"
 
 namespace wf {
 
@@ -93,7 +94,7 @@ std::vector<float> bert_model::encode(const std::vector<int32_t>& ids, const std
     layer_norm(x.data(), T, E, w_.emb_norm.g, w_.emb_norm.b, hp_.eps, x.data());
     if (trace && trace->want_hidden) trace->hidden.push_back(x);
 
-    const auto gelu = hp_.act == activation::gelu_erf ? gelu_erf : gelu_tanh;
+    const auto gelu = hp_.act == activation::gelu_erf ? gelu_erf_threaded : gelu_tanh_threaded;
     for (int64_t l = 0; l < hp_.n_layer; ++l) {
         check_cancel(cancel);
         const bert_layer& L = w_.layers[size_t(l)];
@@ -121,7 +122,7 @@ std::vector<float> bert_model::mlm_logits(const float* hidden, int64_t n) const 
     const int64_t E = hp_.n_embd, V = hp_.n_vocab;
     std::vector<float> h(size_t(n * E)), logits(size_t(n * V));
     matmul(hidden, n, w_.mlm_dense.w, w_.mlm_dense.b, h.data());
-    (hp_.act == activation::gelu_erf ? gelu_erf : gelu_tanh)(h.data(), n * E);
+    (hp_.act == activation::gelu_erf ? gelu_erf_threaded : gelu_tanh_threaded)(h.data(), n * E);
     layer_norm(h.data(), n, E, w_.mlm_norm.g, w_.mlm_norm.b, hp_.eps, h.data());
     matmul(h.data(), n, w_.mlm_decoder, w_.mlm_bias, logits.data());
     return logits;

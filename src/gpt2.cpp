@@ -9,6 +9,7 @@
 
 #include "attention.h"
 #include "kernels.h"
+#include "threads.h"
 
 namespace wf {
 
@@ -75,7 +76,7 @@ std::vector<float> gpt2_model::forward(kv_cache& cache, const int32_t* ids, int6
     add(x.data(), h.data(), T * E);
     if (trace && trace->want_hidden) trace->hidden.push_back(x);
 
-    const auto gelu = hp_.act == activation::gelu_erf ? gelu_erf : gelu_tanh;
+    const auto gelu = hp_.act == activation::gelu_erf ? gelu_erf_threaded : gelu_tanh_threaded;
     for (int64_t l = 0; l < hp_.n_layer; ++l) {
         check_cancel(cancel);  // the cache's n_past is unchanged until the end, so a cancel leaves it as it was
         const gpt2_layer& L = w_.layers[size_t(l)];

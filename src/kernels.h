@@ -16,9 +16,6 @@ namespace wf {
 // blocks (as ggml does) and the dot products run in integers; otherwise weights are widened to f32.
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end);
-inline void matmul(const float* x, int64_t M, const matrix_view& W, const float* bias, float* y) {
-    matmul(x, M, W.n_cols, W, bias, y, W.n_rows, 0, W.n_rows);
-}
 
 // Per row of n: y = (x − mean) / sqrt(var + eps) · gamma + beta (biased variance, as torch.nn.LayerNorm).
 void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels.h"
+#include "threads.h"
 
 namespace wft {
 

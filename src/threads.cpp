@@ -1,0 +1,160 @@
+#include "threads.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "kernels.h"
+
+namespace wf {
+namespace {
+
+// One operation at a time: the caller publishes a job (a generation number wakes the workers), every thread takes
+// ranges from an atomic counter until none is left, the last one to finish wakes the caller.
+class pool {
+public:
+    ~pool() { resize(1); }
+
+    int size() const { return int(workers_.size()) + 1; }
+
+    int resize(int n) {
+        n = std::max(1, n);
+        if (n - 1 < int(workers_.size())) {
+            {
+                std::lock_guard<std::mutex> lock(m_);
+                stop_ = true;
+                ++generation_;
+            }
+            wake_.notify_all();
+            for (auto& t : workers_) t.join();
+            workers_.clear();
+            stop_ = false;
+        }
+        while (int(workers_.size()) < n - 1) {
+            try {
+                workers_.emplace_back([this, seen = generation_]() mutable { work(seen); });
+            } catch (const std::system_error&) {
+                break;  // no threads here (a wasm build without pthreads): keep what we have
+            }
+        }
+        return size();
+    }
+
+    void run(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+        const int64_t chunks = (n + grain - 1) / grain;
+        // about two ranges per thread: enough to even out, few enough to keep each range long
+        const int64_t per = std::max<int64_t>(1, chunks / (2 * size())) * grain;
+        {
+            std::lock_guard<std::mutex> lock(m_);
+            fn_ = &fn;
+            n_ = n;
+            step_ = per;
+            next_.store(0);
+            busy_ = int(workers_.size()) + 1;
+            error_ = nullptr;
+            ++generation_;
+        }
+        wake_.notify_all();
+        take_ranges();
+        std::unique_lock<std::mutex> lock(m_);
+        if (--busy_ > 0) done_.wait(lock, [&] { return busy_ == 0; });
+        fn_ = nullptr;
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+
+private:
+    void take_ranges() {
+        for (;;) {
+            const int64_t b = next_.fetch_add(step_);
+            if (b >= n_) return;
+            try {
+                (*fn_)(b, std::min(n_, b + step_));
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(m_);
+                if (!error_) error_ = std::current_exception();
+            }
+        }
+    }
+
+    void work(uint64_t seen) {
+        for (;;) {
+            {
+                std::unique_lock<std::mutex> lock(m_);
+                wake_.wait(lock, [&] { return generation_ != seen; });
+                seen = generation_;
+                if (stop_) return;
+            }
+            take_ranges();
+            std::lock_guard<std::mutex> lock(m_);
+            if (--busy_ == 0) done_.notify_one();
+        }
+    }
+
+    std::vector<std::thread> workers_;
+    std::mutex m_;
+    std::condition_variable wake_, done_;
+    uint64_t generation_ = 0;
+    bool stop_ = false;
+    const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
+    int64_t n_ = 0, step_ = 1;
+    std::atomic<int64_t> next_{0};
+    int busy_ = 0;
+    std::exception_ptr error_;
+};
+
+pool& the_pool() {
+    static pool p;
+    return p;
+}
+
+// Below this many multiply-adds an operation runs on the caller: waking threads costs more than it saves.
+constexpr int64_t min_parallel_work = 1 << 16;
+
+}  // namespace
+
+int set_thread_count(int n) { return the_pool().resize(n); }
+int thread_count() { return the_pool().size(); }
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+    if (n <= 0) return;
+    grain = std::max<int64_t>(1, grain);
+    if (thread_count() == 1 || n < 2 * grain) return fn(0, n);
+    the_pool().run(n, grain, fn);
+}
+
+void matmul(const float* x, int64_t M, const matrix_view& W, const float* bias, float* y) {
+    const int64_t N = W.n_rows, K = W.n_cols;
+    if (thread_count() == 1 || M * N * K < min_parallel_work) return matmul(x, M, K, W, bias, y, N, 0, N);
+    // ranges of 8 columns: whole 4-row GEMV groups and 2-row GEMM pairs
+    parallel_for(N, 8, [&](int64_t n0, int64_t n1) { matmul(x, M, K, W, bias, y, N, n0, n1); });
+}
+
+void attention_threaded(const attention_args& a) {
+    const int h0 = a.head_begin, h1 = a.head_end < 0 ? a.n_head : a.head_end;
+    if (thread_count() == 1 || int64_t(h1 - h0) * a.n_q * a.n_kv * a.head_dim < min_parallel_work) return attention(a);
+    parallel_for(h1 - h0, 1, [&](int64_t b, int64_t e) {
+        attention_args part = a;
+        part.head_begin = h0 + int(b);
+        part.head_end = h0 + int(e);
+        attention(part);
+    });
+}
+
+namespace {
+void elementwise(void (*f)(float*, int64_t), float* x, int64_t n) {
+    if (thread_count() == 1 || n < min_parallel_work) return f(x, n);
+    parallel_for(n, 4096, [&](int64_t b, int64_t e) { f(x + b, e - b); });
+}
+}  // namespace
+
+void gelu_erf_threaded(float* x, int64_t n) { elementwise(gelu_erf, x, n); }
+void gelu_tanh_threaded(float* x, int64_t n) { elementwise(gelu_tanh, x, n); }
+
+}  // namespace wf
