@@ -13,6 +13,7 @@
 
 #include "json-util.h"
 #include "tasks.h"
+#include "threads.h"
 
 using emscripten::val;
 
@@ -39,6 +40,13 @@ val guarded(std::string& out, F&& f) {
         out = wf::json{{"error", e.what()}}.dump(-1, ' ', false, wf::json::error_handler_t::replace);
     }
     return val(emscripten::typed_memory_view(out.size(), reinterpret_cast<const uint8_t*>(out.data())));
+}
+
+// A JavaScript function polled between layers (it reads a flag the page can set while this call runs); undefined:
+// never cancelled here.
+wf::cancel_fn cancel_from(const val& f) {
+    if (f.isUndefined() || f.isNull()) return {};
+    return [f] { return f().as<bool>(); };
 }
 
 wf::json options(const std::string& bytes) { return bytes.empty() ? wf::json::object() : wf::parse_json_strict(bytes, "options", 1 << 20); }
@@ -84,8 +92,9 @@ public:
             return wf::json(need().tok->decode(ids, skip_special));
         });
     }
-    val fillMask(const std::string& text, const std::string& opts_json) {
+    val fillMask(const std::string& text, const std::string& opts_json, val cancel) {
         return guarded(out_, [&] {
+            const wf::cancel_fn stop = cancel_from(cancel);
             const wf::json o = options(opts_json);
             wf::fill_mask_options fo;
             if (o.contains("top_k")) fo.top_k = o["top_k"].get<int64_t>();
@@ -93,6 +102,7 @@ public:
             wf::forward_trace trace;
             if (o.contains("attention_layer")) trace.attention_layer = int(o["attention_layer"].get<int64_t>());
             fo.trace = &trace;
+            fo.cancel = &stop;
             const auto res = wf::fill_mask(need(), text, fo);
             wf::json lists = wf::json::array();
             for (auto& list : res) {
@@ -126,13 +136,14 @@ public:
             return wf::json{{"prompt_tokens", gen_->prompt_ids().size()}};
         });
     }
-    val generateStep() {
+    val generateStep(val cancel) {
         return guarded(out_, [&] {
+            const wf::cancel_fn stop = cancel_from(cancel);
             if (!gen_) throw wf::error("no generation in progress");
             wf::forward_trace trace;
             trace.attention_layer = attention_layer_;
             const bool first = gen_->ids().empty();
-            const auto t = gen_->step(nullptr, first ? &trace : nullptr);
+            const auto t = gen_->step(&stop, first ? &trace : nullptr);
             wf::json r = {{"done", gen_->finished()}, {"finish_reason", gen_->finish_reason()}};
             if (t) r.update({{"id", t->id}, {"text", t->text}, {"logprob", t->logprob}});
             if (first) store_attention(trace, r);
@@ -200,6 +211,8 @@ private:
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(wasmformer) {
+    // The engine's thread count (the caller included); returns the count reached (1 in the build without threads).
+    emscripten::function("setThreads", +[](int n) { return wf::set_thread_count(n); });
     emscripten::class_<FileSet>("FileSet")
         .constructor<>()
         .function("allocate", &FileSet::allocate)

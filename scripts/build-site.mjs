@@ -15,11 +15,14 @@ if (!existsSync(path.join(root, 'dist/wasmformer-single.mjs'))) execFileSync('ba
 rmSync(out, { recursive: true, force: true });
 mkdirSync(path.join(out, 'models'), { recursive: true });
 
-// the engine in the single-file build, wherever the API imports the normal one
+// the engine in the single-file build, wherever the API imports the normal one; no threaded build (a file://
+// page is never cross-origin isolated)
 const singleFile = {
   name: 'single-file-engine',
   setup(b) {
     b.onResolve({ filter: /dist\/wasmformer\.mjs$/ }, () => ({ path: path.join(root, 'dist/wasmformer-single.mjs') }));
+    b.onResolve({ filter: /dist\/wasmformer-mt\.mjs$/ }, () => ({ path: 'no-threads', namespace: 'wf-stub' }));
+    b.onLoad({ filter: /.*/, namespace: 'wf-stub' }, () => ({ contents: 'export default () => { throw new Error("no threaded build in the single-file site"); };' }));
   },
 };
 const common = { bundle: true, format: 'iife', platform: 'browser', target: 'es2022', minify: true, write: false, logLevel: 'error', external: ['node:*'],

@@ -18,7 +18,8 @@ case "$target" in
     cmake --build build/wasm -j "$jobs"
     # the npm package's engine files
     mkdir -p dist
-    cp build/wasm/wasmformer.mjs build/wasm/wasmformer.wasm build/wasm/wasmformer-single.mjs dist/
+    cp build/wasm/wasmformer.mjs build/wasm/wasmformer.wasm build/wasm/wasmformer-single.mjs \
+       build/wasm/wasmformer-mt.mjs build/wasm/wasmformer-mt.wasm build/wasm/wasmformer-mt.worker.js dist/
     ;;
   *) echo "usage: scripts/build.sh native|wasm [cmake args]" >&2; exit 2 ;;
 esac

@@ -13,7 +13,7 @@ const port = Number(args[args.indexOf('--port') + 1] || process.env.PORT || 8080
 const isolation = !args.includes('--no-isolation');
 const quiet = args.includes('--quiet');
 
-if (!existsSync(path.join(root, 'dist/wasmformer.wasm'))) {
+if (!['dist/wasmformer.wasm', 'dist/wasmformer-mt.wasm'].every((f) => existsSync(path.join(root, f)))) {
   console.log('building the wasm engine (first run)…');
   execFileSync('bash', [path.join(root, 'scripts/build.sh'), 'wasm'], { stdio: 'inherit' });
 }

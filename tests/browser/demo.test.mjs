@@ -46,6 +46,8 @@ for (const isolation of [true, false]) {
       const { page, context, problems } = await openDemo(server);
       assert.equal(await page.evaluate(() => self.crossOriginIsolated), isolation);
       assert.match(await page.textContent('#model-status'), /Loaded .*gpt2/);
+      // threads where the page is cross-origin isolated, one thread and the reason elsewhere
+      assert.match(await page.textContent('#engine-status'), isolation ? /\d+ threads \(pthreads\)/ : /one thread: the page is not cross-origin isolated/);
 
       // fill-mask: candidates with probability bars; clicking one puts it in the text
       await page.fill('#fill-text', 'And God said, Let there be [MASK].');

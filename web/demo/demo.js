@@ -217,10 +217,12 @@ drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove
 $('files').addEventListener('change', (e) => loadModel([...e.target.files], 'chosen files'));
 
 async function main() {
-  setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, 1 thread${self.crossOriginIsolated ? ' (cross-origin isolated: threads possible, not built yet)' : ''}. ` +
-    (globalThis.WF_MODELS ? 'Offline site: everything is in these files.' : 'Models are cached for offline use.'));
+  const offline = globalThis.WF_MODELS ? 'Offline site: everything is in these files.' : 'Models are cached for offline use.';
+  setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker. ${offline}`);
   await loadModel(BUNDLED.bert, 'the bundled BERT model');
   await loadModel(BUNDLED.gpt2, 'the bundled GPT-2 model');
+  const how = await (state.gen ?? state.fm)?.engineInfo();
+  if (how) setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, ${how.threading}. ${offline}`);
   document.body.dataset.ready = 'true';
 }
 main();

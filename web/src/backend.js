@@ -15,6 +15,11 @@ export class LocalBackend {
     return (this._engine ??= loadEngine(this.engineOptions));
   }
 
+  // { threads, threading }: the engine's thread count and, in words, how (or why only one)
+  async threadInfo() {
+    return (await this.engine()).wfThreads;
+  }
+
   async load(kind, source, opts = {}, onProgress, signal) {
     const e = await this.engine();
     const files = await resolve(source, { weights: kind === 'pipeline', cache: opts.cache ?? true, signal, fetch: opts.fetch });
@@ -42,19 +47,24 @@ export class LocalBackend {
   }
 
   // method: encode | decode | fillMask | generateStart | generateStep; args: plain values, texts as strings.
-  async call(handle, method, args) {
+  // cancel: an AbortSignal or a function polled between layers of fillMask and generateStep (true: stop).
+  async call(handle, method, args, cancel) {
     const o = this.get(handle);
+    if (cancel && typeof cancel !== 'function') {
+      const signal = cancel;
+      cancel = () => signal.aborted;
+    }
     switch (method) {
       case 'encode': return result(o.encode(utf8(args.text), args.add_special_tokens ?? true));
       case 'decode': return result(o.decode(json(Array.from(args.ids ?? [])), args.skip_special_tokens ?? false));
       case 'fillMask': {
-        const r = result(o.fillMask(utf8(args.text), json(args.options)));
+        const r = result(o.fillMask(utf8(args.text), json(args.options), cancel));
         if (r.attention_size) r.attention = o.attention().slice();
         return r;
       }
       case 'generateStart': return result(o.generateStart(utf8(args.prompt), json(args.options)));
       case 'generateStep': {
-        const r = result(o.generateStep());
+        const r = result(o.generateStep(cancel));
         if (r.attention_size) r.attention = o.attention().slice();
         return r;
       }
@@ -93,7 +103,12 @@ export class WorkerBackend {
       for (const p of this.pending.values()) p.reject(new Error(`wasmformer worker failed: ${e.message ?? e}`));
       this.pending.clear();
     };
-    this.request('init', { engineOptions: options.engineOptions ?? {} });
+    this.ready = this.request('init', { engineOptions: options.engineOptions ?? {} });
+    this.ready.catch(() => {});
+  }
+
+  threadInfo() {
+    return this.ready;
   }
 
   request(op, payload, onProgress, signal) {
@@ -113,8 +128,17 @@ export class WorkerBackend {
     return this.request('load', { kind, source, opts: rest }, onProgress, signal);
   }
 
-  call(handle, method, args) {
-    return this.request('call', { handle, method, args });
+  // With a signal on a cross-origin isolated page, a shared flag lets the worker stop between layers of the
+  // running call; elsewhere an abort takes effect between calls (between generated tokens).
+  call(handle, method, args, signal) {
+    let flag;
+    if (signal && globalThis.crossOriginIsolated && typeof SharedArrayBuffer === 'function') {
+      flag = new Int32Array(new SharedArrayBuffer(4));
+      const raise = () => Atomics.store(flag, 0, 1);
+      if (signal.aborted) raise();
+      else signal.addEventListener('abort', raise, { once: true });
+    }
+    return this.request('call', { handle, method, args, flag });
   }
 
   dispose(handle) {

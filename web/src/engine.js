@@ -6,28 +6,82 @@ import createWasmformer from '../../dist/wasmformer.mjs';
 const isNode = typeof process === 'object' && process.versions?.node && typeof window === 'undefined';
 let shared = null;
 
-export async function loadEngine({ wasmUrl, wasmBinary } = {}) {
-  if (!wasmUrl && !wasmBinary && shared) return shared;
+// How many threads the engine may use here, or why it runs on one. The threaded build needs SharedArrayBuffer,
+// which browsers give only to cross-origin isolated pages (COOP: same-origin + COEP: require-corp).
+function threadPlan(threads) {
+  if (threads != null && !(Number.isInteger(threads) && threads >= 1)) throw new Error(`wasmformer: threads must be a whole number ≥ 1, got ${threads}`);
+  if (threads === 1) return { want: 1, reason: 'one thread was asked for' };
+  if (globalThis.WF_SINGLE_FILE) return { want: 1, reason: 'the single-file build has no threads' };
+  if (isNode) return { want: 1, reason: 'Node runs the single-thread build' };
+  if (!globalThis.crossOriginIsolated || typeof SharedArrayBuffer !== 'function')
+    return { want: 1, reason: 'the page is not cross-origin isolated (serve it with COOP: same-origin and COEP: require-corp for threads)' };
+  const cores = globalThis.navigator?.hardwareConcurrency || 4;
+  return { want: threads ?? Math.max(1, Math.min(cores, 8)) };
+}
+
+async function readBytes(url) {
+  if (isNode && url.protocol === 'file:') {
+    const { readFile } = await import('node:fs/promises');
+    return readFile(url);
+  }
+  const res = await fetch(url);
+  if (!res.ok) throw new Error(`wasmformer: could not load ${url} (HTTP ${res.status})`);
+  return res.arrayBuffer();
+}
+
+const quiet = { print: () => {}, printErr: () => {} };
+
+// The pthreads build: wasmformer-mt.mjs starts `threads − 1` workers (wasmformer-mt.worker.js, next to it) before
+// it resolves; a page whose CSP or headers keep them from starting never resolves, hence the time limit.
+async function loadThreaded(threads, threadedWasmUrl) {
+  const { default: createWasmformerMt } = await import('../../dist/wasmformer-mt.mjs');
+  const bytes = await readBytes(threadedWasmUrl ? new URL(threadedWasmUrl, import.meta.url) : new URL('../../dist/wasmformer-mt.wasm', import.meta.url));
+  let timer;
+  const timeout = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('its workers did not start within 20 s')), 20000)));
+  try {
+    const e = await Promise.race([createWasmformerMt({ ...quiet, wasmBinary: bytes, wfPoolSize: threads - 1 }), timeout]);
+    const got = e.setThreads(threads);
+    e.wfThreads = { threads: got, threading: got > 1 ? `${got} threads (pthreads)` : 'one thread: no worker thread started' };
+    return e;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// engine.wfThreads = { threads, threading }: the count in use and, in words, how (or why only one).
+export async function loadEngine({ wasmUrl, wasmBinary, threads, threadedWasmUrl } = {}) {
+  const isDefault = !wasmUrl && !wasmBinary && threads == null && !threadedWasmUrl;
+  if (isDefault && shared) return shared;
   const promise = (async () => {
-    // the offline site's bundle uses the single-file build, whose wasm is inlined: nothing to fetch
-    if (globalThis.WF_SINGLE_FILE) return createWasmformer({ print: () => {}, printErr: () => {} });
-    let bytes = wasmBinary;
-    if (!bytes) {
-      const url = wasmUrl ? new URL(wasmUrl, import.meta.url) : new URL('../../dist/wasmformer.wasm', import.meta.url);
-      if (isNode && url.protocol === 'file:') {
-        const { readFile } = await import('node:fs/promises');
-        bytes = await readFile(url);
-      } else {
-        const res = await fetch(url);
-        if (!res.ok) throw new Error(`wasmformer: could not load ${url} (HTTP ${res.status})`);
-        bytes = await res.arrayBuffer();
+    const plan = threadPlan(threads);
+    let why = plan.reason;
+    if (plan.want > 1 && !wasmBinary && !wasmUrl) {
+      try {
+        return await loadThreaded(plan.want, threadedWasmUrl);
+      } catch (err) {
+        why = `the threaded build did not start (${err?.message ?? err})`;
       }
     }
-    return createWasmformer({ wasmBinary: bytes, print: () => {}, printErr: () => {} });
+    let e;
+    // the offline site's bundle uses the single-file build, whose wasm is inlined: nothing to fetch
+    if (globalThis.WF_SINGLE_FILE) e = await createWasmformer({ ...quiet });
+    else {
+      const bytes = wasmBinary ?? (await readBytes(wasmUrl ? new URL(wasmUrl, import.meta.url) : new URL('../../dist/wasmformer.wasm', import.meta.url)));
+      e = await createWasmformer({ ...quiet, wasmBinary: bytes });
+    }
+    e.wfThreads = { threads: 1, threading: `one thread: ${why ?? 'a wasmUrl or wasmBinary of the single-thread build was given'}` };
+    return e;
   })();
-  if (!wasmUrl && !wasmBinary) shared = promise;
+  if (isDefault) shared = promise;
   promise.catch(() => { if (shared === promise) shared = null; });
   return promise;
+}
+
+// The engine's memory as bytes. Memory grows (and, shared between threads, is replaced by a larger buffer), so
+// the view is checked against the live buffer each time.
+export function heapU8(e) {
+  const live = e.wasmMemory?.buffer;
+  return live && e.HEAPU8.buffer !== live ? new Uint8Array(live) : e.HEAPU8;
 }
 
 const encoder = new TextEncoder();

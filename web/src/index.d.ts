@@ -23,9 +23,15 @@ export interface LoadOptions {
   signal?: AbortSignal;
   progress_callback?: (e: ProgressEvent) => void;
   worker?: boolean;                          // browsers: run in a Web Worker (default true)
-  wasmUrl?: string | URL;                    // where the .wasm is, if not next to the package
-  wasmBinary?: ArrayBuffer | Uint8Array;
+  wasmUrl?: string | URL;                    // where the .wasm is, if not next to the package (single-thread build)
+  wasmBinary?: ArrayBuffer | Uint8Array;     // the single-thread build's bytes
+  threads?: number;                          // browsers, cross-origin isolated pages: default min(cores, 8); 1 = no threads
+  threadedWasmUrl?: string | URL;            // where wasmformer-mt.wasm is, if not next to the package
 }
+
+// How the engine runs: the thread count in use and, in words, how — or why only one thread (e.g. the page is not
+// cross-origin isolated). Every result's timings carry it.
+export interface EngineInfo { threads: number; threading: string; backend: 'local' | 'worker' }
 
 export interface ModelInfo {
   architecture: 'bert' | 'gpt2';
@@ -41,6 +47,7 @@ export interface TokenizerLike {
 
 declare class Disposable {
   readonly info: ModelInfo;
+  engineInfo(): Promise<EngineInfo>;
   dispose(): Promise<void>;
   [Symbol.dispose](): void;
   [Symbol.asyncDispose](): Promise<void>;
@@ -59,7 +66,7 @@ export class FillMask extends Disposable {
   static load(source: ModelSource, opts?: LoadOptions): Promise<FillMask>;
   readonly tokenizer: TokenizerLike;
   fill(text: string, opts?: { top_k?: number; targets?: string | string[]; signal?: AbortSignal; attention_layer?: number }):
-    Promise<{ results: FillMaskCandidate[][]; attention?: Attention }>;
+    Promise<{ results: FillMaskCandidate[][]; attention?: Attention; timings: { seconds: number } & EngineInfo }>;
 }
 
 export interface GenerationOptions {
@@ -73,7 +80,7 @@ export interface GenerationResult {
   tokens: { id: number; text: string; logprob: number }[];
   prompt_tokens: number;
   attention?: Attention;
-  timings: { seconds: number; tokens_per_second: number; threads: number; backend: 'local' | 'worker' };
+  timings: { seconds: number; tokens_per_second: number } & EngineInfo;
 }
 
 export class TextGenerator extends Disposable {

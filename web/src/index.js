@@ -22,7 +22,10 @@ function backendFor(opts) {
   if (opts.wasmUrl || opts.wasmBinary) return new LocalBackend(engineOptions(opts));
   return (sharedLocal ??= new LocalBackend());
 }
-const engineOptions = (o) => ({ wasmUrl: o.wasmUrl && String(o.wasmUrl), wasmBinary: o.wasmBinary });
+const engineOptions = (o) => ({ wasmUrl: o.wasmUrl && String(o.wasmUrl), wasmBinary: o.wasmBinary, threads: o.threads,
+                                 threadedWasmUrl: o.threadedWasmUrl && String(o.threadedWasmUrl) });
+
+const abortError = (signal) => (signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' }));
 
 function checkSignal(signal) {
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' });
@@ -45,8 +48,22 @@ class Handle {
     this._queue = run.catch(() => {});
     return run;
   }
-  _call(method, args) {
-    return this._backend.call(this._handle, method, args);
+  // A call with a signal rejects as soon as the signal fires; the engine stops at its next check (between layers
+  // where the page is cross-origin isolated or in Node, else when the call ends), and later calls wait for it.
+  _call(method, args, signal) {
+    const call = this._backend.call(this._handle, method, args, signal);
+    if (!signal) return call;
+    let onAbort;
+    const aborted = new Promise((_, reject) => {
+      onAbort = () => reject(abortError(signal));
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return Promise.race([call, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+  }
+  // { threads, threading, backend }: how this object's engine runs
+  async engineInfo() {
+    return { ...(await this._backend.threadInfo()), backend: this._backend.kind };
   }
   async dispose() {
     if (this._disposed) return;
@@ -132,8 +149,9 @@ export class FillMask extends Model {
       const options = { top_k };
       if (targets != null) options.targets = Array.isArray(targets) ? targets : [targets];
       if (attention_layer != null) options.attention_layer = attention_layer;
-      const r = await this._call('fillMask', { text, options });
-      const out = { results: r.results };
+      const t0 = now();
+      const r = await this._call('fillMask', { text, options }, signal);
+      const out = { results: r.results, timings: { seconds: (now() - t0) / 1000, ...(await this.engineInfo()) } };
       if (r.attention) out.attention = { layer: r.attention_layer, heads: this.info.n_head, data: r.attention };
       return out;
     });
@@ -174,7 +192,14 @@ export class TextGenerator extends Model {
               finish = 'aborted';
               break;
             }
-            const s = await self._call('generateStep', {});
+            let s;
+            try {
+              s = await self._call('generateStep', {}, opts.signal);
+            } catch (e) {
+              if (e?.name !== 'AbortError' || !opts.signal?.aborted) throw e;
+              finish = 'aborted';  // stopped inside the step (the prompt's layers): no token from it
+              break;
+            }
             if (s.attention) attention = { layer: s.attention_layer, heads: self.info.n_head, data: s.attention };
             if (s.id !== undefined) tokens.push({ id: s.id, text: s.text, logprob: s.logprob });
             if (s.text) {
@@ -185,7 +210,7 @@ export class TextGenerator extends Model {
           }
           const seconds = (now() - t0) / 1000;
           stream.result = { text, finish_reason: finish, tokens, prompt_tokens: start.prompt_tokens, attention,
-                            timings: { seconds, tokens_per_second: tokens.length / seconds, threads: 1, backend: self._backend.kind } };
+                            timings: { seconds, tokens_per_second: tokens.length / seconds, ...(await self.engineInfo()) } };
         } finally {
           release();
         }

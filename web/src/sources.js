@@ -1,4 +1,5 @@
 // Model sources → files streamed into the engine's memory.
+import { heapU8 } from './engine.js';
 //
 // A source is: a folder URL or a Hugging Face repo URL (https://huggingface.co/{repo} or …/resolve/{rev}/); a map of
 // file names to ArrayBuffer / typed array / Blob / string; an array or FileList of File objects; in Node also a
@@ -218,7 +219,7 @@ export async function download(engine, files, { signal, progress_callback } = {}
       for await (const c of f.open()) {
         if (f.size >= 0) {
           if (got + c.byteLength > f.size) throw new Error(`${f.name}: more bytes than the announced ${f.size}`);
-          engine.HEAPU8.set(c, ptr + got);  // HEAPU8 is re-read each time: memory may have grown
+          heapU8(engine).set(c, ptr + got);  // re-read each time: memory may have grown
         } else chunks.push(c.slice());
         got += c.byteLength;
         loaded += c.byteLength;
@@ -229,7 +230,7 @@ export async function download(engine, files, { signal, progress_callback } = {}
         ptr = fileSet.allocate(f.name, got);
         if (!ptr && got > 0) throw new Error(`out of memory: could not allocate ${got} bytes for ${f.name}`);
         let off = 0;
-        for (const c of chunks) { engine.HEAPU8.set(c, ptr + off); off += c.byteLength; }
+        for (const c of chunks) { heapU8(engine).set(c, ptr + off); off += c.byteLength; }
       }
       progress_callback?.({ status: 'done', file: f.name });
     }

@@ -11,14 +11,14 @@ self.onmessage = async ({ data }) => {
     let result;
     if (op === 'init') {
       backend = new LocalBackend(data.engineOptions);
-      await backend.engine();
-      result = { threads: false, simd: true };
+      result = await backend.threadInfo();
     } else if (op === 'load') {
       const ctl = new AbortController();
       controllers.set(id, ctl);
       result = await backend.load(data.kind, data.source, data.opts, (progress) => self.postMessage({ id, progress }), ctl.signal);
     } else if (op === 'call') {
-      result = await backend.call(data.handle, data.method, data.args);
+      const flag = data.flag;
+      result = await backend.call(data.handle, data.method, data.args, flag ? () => Atomics.load(flag, 0) !== 0 : undefined);
     } else if (op === 'dispose') {
       result = await backend.dispose(data.handle);
     }
