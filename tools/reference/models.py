@@ -276,6 +276,22 @@ def init_weights(model, std=0.02):
                 nn.init.normal_(p, std=std / math.sqrt(2 * model.config["n_layer"]))
 
 
+def init_positions_sinusoidal(model, scale=None):
+    """Position embeddings initialised as the Transformer's sinusoids (still learned parameters).
+
+    Scaled to the word embeddings' RMS so that neither dominates the sum the embedding LayerNorm normalises; gives
+    attention a usable notion of distance from step 0 instead of learning it from noise."""
+    wpe = model.bert.embeddings.position_embeddings.weight if isinstance(model, BertForMaskedLM) else model.transformer.wpe.weight
+    wte = model.bert.embeddings.word_embeddings.weight if isinstance(model, BertForMaskedLM) else model.transformer.wte.weight
+    P, E = wpe.shape
+    pos = torch.arange(P, dtype=torch.float32)[:, None]
+    freq = torch.exp(-math.log(10000.0) * torch.arange(0, E, 2, dtype=torch.float32) / E)
+    table = torch.zeros(P, E)
+    table[:, 0::2], table[:, 1::2] = torch.sin(pos * freq), torch.cos(pos * freq)
+    with torch.no_grad():
+        wpe.copy_(table * (scale if scale is not None else wte.pow(2).mean().sqrt().item() / table.pow(2).mean().sqrt().item()))
+
+
 TIED = {"bert": "cls.predictions.decoder.weight", "gpt2": "lm_head.weight"}
 
 

@@ -150,6 +150,15 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--export-every", type=float, default=15.0, help="minutes between checkpoint exports")
     ap.add_argument("--init", default=None, help="start from the weights of this model folder (continue training)")
+    ap.add_argument("--dropout", type=float, default=0.0,
+                    help="dropout while training (0: the small models are far from overfitting in a CPU budget)")
+    ap.add_argument("--warmup", type=int, default=300, help="linear warm-up steps")
+    ap.add_argument("--seq-len", type=int, default=0,
+                    help="training window (default: 128 for both). BERT learns to use its neighbours much sooner in "
+                         "short windows, where a near-uniform attention gives the neighbour 1/T of the mix; then "
+                         "continue with --init at the full length")
+    ap.add_argument("--sinusoidal-init", action="store_true",
+                    help="initialise the learned position embeddings with sinusoids (faster start; still learned)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -164,7 +173,8 @@ def main():
         v = tok.vocab
         special = (v["[CLS]"], v["[SEP]"], v["[MASK]"], 1000)  # ids below 1000 are [PAD], [unused*], [UNK], …
         encode_docs = lambda docs: [i for d in docs for i in tok.encode(d) + [v["[SEP]"]]]
-        config, T = dict(BERT_CONFIG), BERT_CONFIG["max_position_embeddings"]
+        config, T = dict(BERT_CONFIG, hidden_dropout_prob=a.dropout, attention_probs_dropout_prob=a.dropout), \
+            a.seq_len or BERT_CONFIG["max_position_embeddings"]
         model = models.BertForMaskedLM(config)
     else:
         tok_dir = work
@@ -174,11 +184,13 @@ def main():
         tok = toks.ByteBPE(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"))
         eot = tok.encoder["<|endoftext|>"]
         encode_docs = lambda docs: [i for d in docs for i in tok.encode(d) + [eot]]
-        config, T = dict(GPT2_CONFIG), 128
+        config, T = dict(GPT2_CONFIG, resid_pdrop=a.dropout, embd_pdrop=a.dropout, attn_pdrop=a.dropout), a.seq_len or 128
         model = models.GPT2LMHeadModel(config)
     train_stream, test_stream = encode_docs(train_docs), encode_docs(test_docs)
     print(f"tokens: {len(train_stream)} train, {len(test_stream)} test ({time.time() - t0:.0f}s)", flush=True)
     models.init_weights(model, config["initializer_range"])
+    if a.sinusoidal_init:
+        models.init_positions_sinusoidal(model)
     if a.init:  # continue from a checkpoint (weights only; the optimizer starts afresh)
         state = safetensors_io.load(os.path.join(a.init, "model.safetensors"))
         missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
@@ -190,14 +202,15 @@ def main():
                             lr=a.lr, betas=(0.9, 0.98), eps=1e-6)
     budget_s = a.minutes * 60
     start = last_export = time.time()
-    step, seen, warm = 0, 0, 300
+    step, seen, warm = 0, 0, a.warmup
 
     def progress():
         return step / a.steps if a.steps else (time.time() - start) / budget_s
 
     def meta(final):
         m = {"model": a.model, "steps": step, "tokens_seen": seen, "batch": a.batch, "seq_len": T, "lr": a.lr,
-             "seed": a.seed, "threads": a.threads, "train_minutes": round((time.time() - start) / 60, 1),
+             "seed": a.seed, "threads": a.threads, "dropout": a.dropout, "warmup": a.warmup,
+             "sinusoidal_init": a.sinusoidal_init, "init": a.init, "train_minutes": round((time.time() - start) / 60, 1),
              "train_tokens": len(train_stream), "test_tokens": len(test_stream), "final": final}
         m.update(eval_bert(model, test_stream, special) if a.model == "bert" else eval_gpt(model, test_stream))
         return m
