@@ -217,11 +217,7 @@ inline float scale_f16(const uint8_t* p) {
 
 // The activations of one row, quantized to q8_0 and sign-extended to int16 once, reused by every W row.
 struct q8_activations {
-#if defined(__wasm_simd128__)
-    std::vector<int8_t> q;   // (K) int8, values in [−127, 127] (wasm multiplies int8 directly)
-#else
-    std::vector<int16_t> q;  // (K) sign-extended once (SSE4.1 multiplies int16 pairs)
-#endif
+    std::vector<int16_t> q;  // (K) sign-extended once (both SIMD paths multiply int16 pairs into int32)
     std::vector<float> d;    // (K/32) block scales
     void set(const float* x, int64_t K) {
         const int64_t nb = K / q8_block;
@@ -244,23 +240,30 @@ inline float hsum(__m128 v) {
 }
 #endif
 
+#if defined(__wasm_simd128__)
+// One block's 32 int8 weights at q against 32 int16 activations: 8 weights at a time loaded sign-extended to int16
+// (v128.load8x8_s, one x86 instruction) and multiplied pairwise into int32 (i32x4.dot_i16x8_s: pmaddwd).
+inline v128_t block_dot(v128_t x0, v128_t x1, v128_t x2, v128_t x3, const uint8_t* q) {
+    v128_t s = wasm_i32x4_dot_i16x8(x0, wasm_i16x8_load8x8(q));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(x1, wasm_i16x8_load8x8(q + 8)));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(x2, wasm_i16x8_load8x8(q + 16)));
+    return wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(x3, wasm_i16x8_load8x8(q + 24)));
+}
+#endif
+
 // out[n] = Σ_blocks d_x·d_w·(q_x·q_w) for NR rows of W at once.
 template <int NR>
 inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_t nb, float (&out)[NR]) {
 #if defined(__wasm_simd128__)
-    // int8 × int8 → int16 products (extmul); two of them always fit in int16 (|x| ≤ 127, |w| ≤ 128), so pairs of
-    // product vectors are added in int16 before one widening pairwise add to int32.
     v128_t acc[NR];
     for (int n = 0; n < NR; ++n) acc[n] = wasm_f32x4_splat(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-        const v128_t x0 = wasm_v128_load(a.q.data() + b * q8_block), x1 = wasm_v128_load(a.q.data() + b * q8_block + 16);
+        const int16_t* xq = a.q.data() + b * q8_block;
+        const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
         const float dx = a.d[size_t(b)];
         for (int n = 0; n < NR; ++n) {
             const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
-            const v128_t w0 = wasm_v128_load(blk + 2), w1 = wasm_v128_load(blk + 18);
-            const v128_t s0 = wasm_i16x8_add(wasm_i16x8_extmul_low_i8x16(x0, w0), wasm_i16x8_extmul_high_i8x16(x0, w0));
-            const v128_t s1 = wasm_i16x8_add(wasm_i16x8_extmul_low_i8x16(x1, w1), wasm_i16x8_extmul_high_i8x16(x1, w1));
-            const v128_t s = wasm_i32x4_add(wasm_i32x4_extadd_pairwise_i16x8(s0), wasm_i32x4_extadd_pairwise_i16x8(s1));
+            const v128_t s = block_dot(x0, x1, x2, x3, blk + 2);
             acc[n] = wasm_f32x4_add(acc[n], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s), wasm_f32x4_splat(dx * scale_f16(blk))));
         }
     }
@@ -301,10 +304,35 @@ inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_
 #endif
 }
 
+#if defined(__wasm_simd128__)
+// Four W rows at once, their block scales widened beforehand into sc (nb × 4 floats, block-major): per block, the
+// four rows' int32 partial sums are transposed into one vector [S0, S1, S2, S3] and scaled by one vector multiply,
+// instead of four scalar f16 conversions, splats and multiplies.
+inline void dot_q8_4rows(const q8_activations& a, const uint8_t* const* w, const float* sc, int64_t nb, float* out) {
+    v128_t acc = wasm_f32x4_splat(0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const int16_t* xq = a.q.data() + b * q8_block;
+        const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
+        v128_t s[4];
+        for (int n = 0; n < 4; ++n) s[n] = block_dot(x0, x1, x2, x3, w[n] + b * int64_t(sizeof(block_q8_0)) + 2);
+        // [s0a+s0c, s1a+s1c, s0b+s0d, s1b+s1d] and the same for rows 2, 3; then one more add gives the four sums
+        const v128_t u01 = wasm_i32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 4, 1, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 6, 3, 7));
+        const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
+        const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
+        const v128_t scale = wasm_f32x4_mul(wasm_v128_load(sc + 4 * b), wasm_f32x4_splat(a.d[size_t(b)]));
+        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale));
+    }
+    wasm_v128_store(out, acc);
+}
+#endif
+
 void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1) {
     const int64_t nb = Wm.n_cols / q8_block;
     q8_activations xq;
+#if defined(__wasm_simd128__)
+    std::vector<float> sc(static_cast<size_t>(4 * nb));
+#endif
     for (int64_t m = 0; m < M; ++m) {
         xq.set(x + m * ldx, Wm.n_cols);
         float* ym = y + m * ldy;
@@ -312,7 +340,13 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         for (; n + 4 <= n1; n += 4) {
             const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
             float out[4];
+#if defined(__wasm_simd128__)
+            for (int64_t b = 0; b < nb; ++b)
+                for (int j = 0; j < 4; ++j) sc[size_t(4 * b + j)] = scale_f16(w[j] + b * int64_t(sizeof(block_q8_0)));
+            dot_q8_4rows(xq, w, sc.data(), nb, out);
+#else
             dot_q8_rows<4>(xq, w, nb, out);
+#endif
             for (int j = 0; j < 4; ++j) ym[n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
         }
         for (; n < n1; ++n) {
