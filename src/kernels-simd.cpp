@@ -232,7 +232,7 @@ struct q8_activations {
     }
 };
 
-#if defined(__SSE4_1__)
+#if defined(__SSE4_1__) && !defined(__wasm_simd128__)
 inline float hsum(__m128 v) {
     v = _mm_add_ps(v, _mm_movehl_ps(v, v));
     v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
