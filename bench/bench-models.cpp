@@ -5,10 +5,12 @@
 // Node, one thread): printed as ratios labelled "recorded", since the peers are not run in this program.
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <random>
 
 #include "checkpoint.h"
+#include "threads.h"
 
 namespace {
 
@@ -109,7 +111,11 @@ int main() {
 #else
     const char* where = "native";
 #endif
-    std::printf("wasmformer model benchmark — %s, 1 thread, random weights at BERT-base / GPT-2-small shapes\n", where);
+    // WF_BENCH_THREADS=n: run on n threads (native; the single-thread wasm build stays on one)
+    const char* nt = std::getenv("WF_BENCH_THREADS");
+    const int threads = wf::set_thread_count(nt ? std::atoi(nt) : 1);
+    std::printf("wasmformer model benchmark — %s, %d thread%s, random weights at BERT-base / GPT-2-small shapes\n", where,
+                threads, threads == 1 ? "" : "s");
     std::printf("peer: onnxruntime-web 1.30, Node, 1 thread, recorded on this machine (not run here)\n\n");
     wf::hparams bh;
     bh.architecture = wf::arch::bert;

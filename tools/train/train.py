@@ -157,6 +157,9 @@ def main():
                     help="training window (default: 128 for both). BERT learns to use its neighbours much sooner in "
                          "short windows, where a near-uniform attention gives the neighbour 1/T of the mix; then "
                          "continue with --init at the full length")
+    ap.add_argument("--unigram-bias", action="store_true",
+                    help="BERT: start the output bias at the log unigram frequencies of the training stream, so the "
+                         "first steps need not push them there (large early updates stall a post-LN encoder)")
     ap.add_argument("--sinusoidal-init", action="store_true",
                     help="initialise the learned position embeddings with sinusoids (faster start; still learned)")
     a = ap.parse_args()
@@ -191,6 +194,10 @@ def main():
     models.init_weights(model, config["initializer_range"])
     if a.sinusoidal_init:
         models.init_positions_sinusoidal(model)
+    if a.unigram_bias and a.model == "bert" and not a.init:
+        counts = torch.bincount(torch.tensor(train_stream), minlength=config["vocab_size"]).float() + 0.1
+        with torch.no_grad():
+            model.cls.predictions.bias.copy_((counts / counts.sum()).log())
     if a.init:  # continue from a checkpoint (weights only; the optimizer starts afresh)
         state = safetensors_io.load(os.path.join(a.init, "model.safetensors"))
         missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
@@ -210,7 +217,7 @@ def main():
     def meta(final):
         m = {"model": a.model, "steps": step, "tokens_seen": seen, "batch": a.batch, "seq_len": T, "lr": a.lr,
              "seed": a.seed, "threads": a.threads, "dropout": a.dropout, "warmup": a.warmup,
-             "sinusoidal_init": a.sinusoidal_init, "init": a.init, "train_minutes": round((time.time() - start) / 60, 1),
+             "sinusoidal_init": a.sinusoidal_init, "unigram_bias": a.unigram_bias, "init": a.init, "train_minutes": round((time.time() - start) / 60, 1),
              "train_tokens": len(train_stream), "test_tokens": len(test_stream), "final": final}
         m.update(eval_bert(model, test_stream, special) if a.model == "bert" else eval_gpt(model, test_stream))
         return m
