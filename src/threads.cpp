@@ -131,14 +131,14 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
 
 void matmul(const float* x, int64_t M, const matrix_view& W, const float* bias, float* y) {
     const int64_t N = W.n_rows, K = W.n_cols;
-    if (thread_count() == 1 || M * N * K < min_parallel_work) return matmul(x, M, K, W, bias, y, N, 0, N);
+    if (M * N * K < min_parallel_work) return matmul(x, M, K, W, bias, y, N, 0, N);
     // ranges of 8 columns: whole 4-row GEMV groups and 2-row GEMM pairs
     parallel_for(N, 8, [&](int64_t n0, int64_t n1) { matmul(x, M, K, W, bias, y, N, n0, n1); });
 }
 
 void attention_threaded(const attention_args& a) {
     const int h0 = a.head_begin, h1 = a.head_end < 0 ? a.n_head : a.head_end;
-    if (thread_count() == 1 || int64_t(h1 - h0) * a.n_q * a.n_kv * a.head_dim < min_parallel_work) return attention(a);
+    if (int64_t(h1 - h0) * a.n_q * a.n_kv * a.head_dim < min_parallel_work) return attention(a);
     parallel_for(h1 - h0, 1, [&](int64_t b, int64_t e) {
         attention_args part = a;
         part.head_begin = h0 + int(b);
@@ -149,7 +149,7 @@ void attention_threaded(const attention_args& a) {
 
 namespace {
 void elementwise(void (*f)(float*, int64_t), float* x, int64_t n) {
-    if (thread_count() == 1 || n < min_parallel_work) return f(x, n);
+    if (n < min_parallel_work) return f(x, n);
     parallel_for(n, 4096, [&](int64_t b, int64_t e) { f(x + b, e - b); });
 }
 }  // namespace

@@ -59,7 +59,6 @@ namespace {
 bool is_cjk(char32_t c) {
     return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
            (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||  // 0x2B920, as Hugging Face's bert.rs (Python: 0x2B820)
-          
            (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
 }
 bool bert_whitespace(char32_t c) { return c == '\t' || c == '\n' || c == '\r' || u::is_white_space(c); }

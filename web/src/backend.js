@@ -131,14 +131,13 @@ export class WorkerBackend {
   // With a signal on a cross-origin isolated page, a shared flag lets the worker stop between layers of the
   // running call; elsewhere an abort takes effect between calls (between generated tokens).
   call(handle, method, args, signal) {
-    let flag;
-    if (signal && globalThis.crossOriginIsolated && typeof SharedArrayBuffer === 'function') {
-      flag = new Int32Array(new SharedArrayBuffer(4));
-      const raise = () => Atomics.store(flag, 0, 1);
-      if (signal.aborted) raise();
-      else signal.addEventListener('abort', raise, { once: true });
-    }
-    return this.request('call', { handle, method, args, flag });
+    if (!signal || !globalThis.crossOriginIsolated || typeof SharedArrayBuffer !== 'function') return this.request('call', { handle, method, args });
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const raise = () => Atomics.store(flag, 0, 1);
+    if (signal.aborted) raise();
+    else signal.addEventListener('abort', raise, { once: true });
+    // one listener per call, and a generation makes a call per token: each is removed when its call ends
+    return this.request('call', { handle, method, args, flag }).finally(() => signal.removeEventListener('abort', raise));
   }
 
   dispose(handle) {

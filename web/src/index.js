@@ -28,7 +28,7 @@ const engineOptions = (o) => ({ wasmUrl: o.wasmUrl && String(o.wasmUrl), wasmBin
 const abortError = (signal) => (signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' }));
 
 function checkSignal(signal) {
-  if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' });
+  if (signal?.aborted) throw abortError(signal);
 }
 
 class Handle {
@@ -48,8 +48,9 @@ class Handle {
     this._queue = run.catch(() => {});
     return run;
   }
-  // A call with a signal rejects as soon as the signal fires; the engine stops at its next check (between layers
-  // where the page is cross-origin isolated or in Node, else when the call ends), and later calls wait for it.
+  // A call with a signal rejects as soon as the signal fires. The engine stops at its next check between layers
+  // where it can see the signal (a worker on a cross-origin isolated page, through a shared flag), else when the
+  // call ends (Node runs each call to its end on this thread); later calls wait for it.
   _call(method, args, signal) {
     const call = this._backend.call(this._handle, method, args, signal);
     if (!signal) return call;

@@ -1,9 +1,9 @@
 // Model sources → files streamed into the engine's memory.
-import { heapU8 } from './engine.js';
 //
 // A source is: a folder URL or a Hugging Face repo URL (https://huggingface.co/{repo} or …/resolve/{rev}/); a map of
 // file names to ArrayBuffer / typed array / Blob / string; an array or FileList of File objects; in Node also a
 // folder path. Sizes are known before any byte is read (HEAD requests for URLs), so progress has its total up front.
+import { heapU8 } from './engine.js';
 
 const WEIGHTS = ['model.safetensors.index.json', 'model.safetensors'];
 const TOKENIZER_SETS = [['tokenizer.json'], ['vocab.txt'], ['vocab.json', 'merges.txt']];
