@@ -145,10 +145,14 @@ class BertForMaskedLM(nn.Module):
             probs.append(p)
         return x, hidden, probs
 
-    def mlm_logits(self, h):  # h: (..., E) → (..., V); decoder tied to the word embeddings
+    def mlm_logits(self, h, ids=None):
+        """h: (N, E) → (N, V); decoder tied to the word embeddings. With `ids`, only those vocabulary columns."""
         t = self.cls.predictions.transform
         h = t.LayerNorm(F.gelu(t.dense(h)))
-        return h @ self.bert.embeddings.word_embeddings.weight.T + self.cls.predictions.bias
+        w, b = self.bert.embeddings.word_embeddings.weight, self.cls.predictions.bias
+        if ids is not None:
+            w, b = w[ids], b[ids]
+        return torch.addmm(b, h.reshape(-1, h.shape[-1]), w.T).reshape(*h.shape[:-1], -1)
 
     def forward(self, ids, pad_mask=None, token_type=None):
         x, _, _ = self.encode(ids, pad_mask, token_type)

@@ -23,6 +23,20 @@ const LICENSES = `## Data and licenses
 Documents are Bible chapters and Austen chapters; every 20th document is held out as the test split
 (\`tools/train/corpus.py\`), so both sources are in both splits. The training text is about 1.8 million tokens.`;
 
+// The train.py flags that reproduce a run: every setting in training.json that differs from the script's default.
+function flags(t) {
+  const f = [`--steps ${t.steps}`];
+  if (t.batch !== 16) f.push(`--batch ${t.batch}`);
+  if (t.seq_len !== 128) f.push(`--seq-len ${t.seq_len}`);
+  if (t.lr !== 0.001) f.push(`--lr ${t.lr}`);
+  if ((t.warmup ?? 300) !== 300) f.push(`--warmup ${t.warmup}`);
+  if ((t.dropout ?? 0.1) !== 0) f.push(`--dropout ${t.dropout ?? 0.1}`);
+  if (t.seed !== 42) f.push(`--seed ${t.seed}`);
+  if (t.unigram_bias) f.push('--unigram-bias');
+  if (t.sinusoidal_init) f.push('--sinusoidal-init');
+  return f.join(' ');
+}
+
 function header(kind, cfg, t) {
   const arch = kind === 'bert'
     ? `BERT-style masked-language model (Hugging Face \`BertForMaskedLM\`): ${cfg.num_hidden_layers} post-LN encoder layers, hidden size ${cfg.hidden_size}, ${cfg.num_attention_heads} heads, feed-forward ${cfg.intermediate_size}, ${cfg.max_position_embeddings} positions, GELU (erf); MLM head tied to the word embeddings.`
@@ -39,15 +53,16 @@ demo, the command line and offline sites work with no network.
 \`\`\`sh
 apt-get install python3-torch libopenblas0-pthread bible-kjv r-cran-janeaustenr python3-regex
 /usr/bin/python3 tools/train/corpus.py --out build/corpus
-/usr/bin/python3 tools/train/train.py --model ${kind} --corpus build/corpus --out models/wasmformer-${kind}-mini --steps ${t.steps}
+/usr/bin/python3 tools/train/train.py --model ${kind} --corpus build/corpus --out models/wasmformer-${kind}-mini ${flags(t)}
 /usr/bin/python3 tools/reference/gguf_export.py models/wasmformer-${kind}-mini models/gguf/wasmformer-${kind}-mini-q8_0.gguf
 node tools/train/evaluate.mjs
 \`\`\`
 
 This run: ${t.steps} steps of ${t.batch} × ${t.seq_len} tokens (${(t.tokens_seen / 1e6).toFixed(1)} M tokens seen) in ${t.train_minutes} minutes on
-one CPU thread (two models trained side by side on a 2-core machine), AdamW (lr ${t.lr}, warm-up 300 steps, cosine to 10 %),
-dropout 0.1, seed ${t.seed}. \`--steps ${t.steps}\` gives the same schedule on any machine (the run itself stopped at a
-wall-clock budget, \`--minutes\`).${t.continued_from ? `\n\nTwo phases: a first run from scratch (${t.continued_from.steps} steps, ${(t.continued_from.tokens_seen / 1e6).toFixed(1)} M tokens, lr ${t.continued_from.lr}, seed ${t.continued_from.seed}, ${t.continued_from.train_minutes} minutes) stalled on the masked-LM plateau (held-out top-1 ${(100 * t.continued_from.mlm_top1).toFixed(1)} %); the run above continued from its weights with \`--init\` at a lower learning rate. To reproduce: the first command with \`--steps ${t.continued_from.steps} --lr ${t.continued_from.lr}\` into a folder A, then \`--init A --lr ${t.lr} --seed ${t.seed} --steps ${t.steps}\`. The model has not left the plateau: it mostly predicts frequent words. More training (a later session, or a GPU) is the fix.` : ''}${kind === 'bert' ? ' Masking: 15 % of tokens, 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only.' : ''}
+${t.threads === 1 ? 'one CPU thread' : `${t.threads} CPU threads`} of a 2-core machine, AdamW (lr ${t.lr}, linear warm-up over ${t.warmup ?? 300} steps, cosine to 10 %),
+dropout ${t.dropout ?? 0.1}, seed ${t.seed}${t.unigram_bias ? ', output bias started at the log unigram frequencies of the training text' : ''}${t.sinusoidal_init ? ', position embeddings started as sinusoids' : ''}. The run itself
+stopped at a wall-clock budget (\`--minutes\`, the cosine laid over minutes); \`--steps ${t.steps}\` lays the same schedule over
+steps, which reproduces it on any machine up to the small drift of the original's throughput.${t.continued_from ? `\n\nTwo phases: a first run from scratch (${t.continued_from.steps} steps, ${(t.continued_from.tokens_seen / 1e6).toFixed(1)} M tokens, lr ${t.continued_from.lr}, seed ${t.continued_from.seed}, ${t.continued_from.train_minutes} minutes) stalled on the masked-LM plateau (held-out top-1 ${(100 * t.continued_from.mlm_top1).toFixed(1)} %); the run above continued from its weights with \`--init\` at a lower learning rate. To reproduce: the first command with \`--steps ${t.continued_from.steps} --lr ${t.continued_from.lr}\` into a folder A, then \`--init A --lr ${t.lr} --seed ${t.seed} --steps ${t.steps}\`.` : ''}${kind === 'bert' ? ' Masking: 15 % of tokens, 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only, with its training softmax over the vocabulary ids that occur in the training text (${(t.softmax_ids ?? 12874).toLocaleString('en-US')} of 30,522; the others keep an output bias of −20 and are never predicted).' : ''}
 
 Files: \`model.safetensors\` (F16, ${mb(`models/wasmformer-${kind}-mini/model.safetensors`)} MB), \`models/gguf/wasmformer-${kind}-mini-q8_0.gguf\` (Q8_0, ${mb(`models/gguf/wasmformer-${kind}-mini-q8_0.gguf`)} MB).`;
 }
