@@ -25,7 +25,7 @@ Documents are Bible chapters and Austen chapters; every 20th document is held ou
 
 // The train.py flags that reproduce a run: every setting in training.json that differs from the script's default.
 function flags(t) {
-  const f = [`--steps ${t.steps}`];
+  const f = t.schedule_steps ? [`--steps ${t.schedule_steps} --stop-at ${t.steps}`] : [`--steps ${t.steps}`];
   if (t.batch !== 16) f.push(`--batch ${t.batch}`);
   if (t.seq_len !== 128) f.push(`--seq-len ${t.seq_len}`);
   if (t.lr !== 0.001) f.push(`--lr ${t.lr}`);
@@ -37,7 +37,13 @@ function flags(t) {
   return f.join(' ');
 }
 
+// One training run in words, from its training.json.
+function run(t) {
+  return `${t.steps} steps of ${t.batch} × ${t.seq_len} tokens (${(t.tokens_seen / 1e6).toFixed(1)} M tokens seen) in ${t.train_minutes} minutes on ${t.threads === 1 ? 'one CPU thread' : `${t.threads} CPU threads`} of a 2-core machine, AdamW (lr ${t.lr}, linear warm-up over ${t.warmup ?? 300} steps, cosine to 10 %), dropout ${t.dropout ?? 0.1}, seed ${t.seed}${t.unigram_bias ? ', output bias started at the log unigram frequencies of the training text' : ''}${t.sinusoidal_init ? ', position embeddings started as sinusoids' : ''}.`;
+}
+
 function header(kind, cfg, t) {
+  const c = t.continued_from;
   const arch = kind === 'bert'
     ? `BERT-style masked-language model (Hugging Face \`BertForMaskedLM\`): ${cfg.num_hidden_layers} post-LN encoder layers, hidden size ${cfg.hidden_size}, ${cfg.num_attention_heads} heads, feed-forward ${cfg.intermediate_size}, ${cfg.max_position_embeddings} positions, GELU (erf); MLM head tied to the word embeddings.`
     : `GPT-2-style causal language model (Hugging Face \`GPT2LMHeadModel\`): ${cfg.n_layer} pre-LN decoder layers, hidden size ${cfg.n_embd}, ${cfg.n_head} heads, feed-forward ${4 * cfg.n_embd}, ${cfg.n_positions} positions, GELU (tanh); LM head tied to the token embeddings.`;
@@ -53,16 +59,14 @@ demo, the command line and offline sites work with no network.
 \`\`\`sh
 apt-get install python3-torch libopenblas0-pthread bible-kjv r-cran-janeaustenr python3-regex
 /usr/bin/python3 tools/train/corpus.py --out build/corpus
-/usr/bin/python3 tools/train/train.py --model ${kind} --corpus build/corpus --out models/wasmformer-${kind}-mini ${flags(t)}
+${c ? `/usr/bin/python3 tools/train/train.py --model ${kind} --corpus build/corpus --out build/${kind}-phase1 ${flags(c)}\n` : ''}/usr/bin/python3 tools/train/train.py --model ${kind} --corpus build/corpus --out models/wasmformer-${kind}-mini ${c ? `--init build/${kind}-phase1 ` : ''}${flags(t)}
 /usr/bin/python3 tools/reference/gguf_export.py models/wasmformer-${kind}-mini models/gguf/wasmformer-${kind}-mini-q8_0.gguf
 node tools/train/evaluate.mjs
 \`\`\`
 
-This run: ${t.steps} steps of ${t.batch} × ${t.seq_len} tokens (${(t.tokens_seen / 1e6).toFixed(1)} M tokens seen) in ${t.train_minutes} minutes on
-${t.threads === 1 ? 'one CPU thread' : `${t.threads} CPU threads`} of a 2-core machine, AdamW (lr ${t.lr}, linear warm-up over ${t.warmup ?? 300} steps, cosine to 10 %),
-dropout ${t.dropout ?? 0.1}, seed ${t.seed}${t.unigram_bias ? ', output bias started at the log unigram frequencies of the training text' : ''}${t.sinusoidal_init ? ', position embeddings started as sinusoids' : ''}. The run itself
-stopped at a wall-clock budget (\`--minutes\`, the cosine laid over minutes); \`--steps ${t.steps}\` lays the same schedule over
-steps, which reproduces it on any machine up to the small drift of the original's throughput.${t.continued_from ? `\n\nTwo phases: a first run from scratch (${t.continued_from.steps} steps, ${(t.continued_from.tokens_seen / 1e6).toFixed(1)} M tokens, lr ${t.continued_from.lr}, seed ${t.continued_from.seed}, ${t.continued_from.train_minutes} minutes) stalled on the masked-LM plateau (held-out top-1 ${(100 * t.continued_from.mlm_top1).toFixed(1)} %); the run above continued from its weights with \`--init\` at a lower learning rate. To reproduce: the first command with \`--steps ${t.continued_from.steps} --lr ${t.continued_from.lr}\` into a folder A, then \`--init A --lr ${t.lr} --seed ${t.seed} --steps ${t.steps}\`.` : ''}${kind === 'bert' ? ' Masking: 15 % of tokens, 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only, with its training softmax over the vocabulary ids that occur in the training text (${(t.softmax_ids ?? 12874).toLocaleString('en-US')} of 30,522; the others keep an output bias of −20 and are never predicted).' : ''}
+${c ? `Two phases. First, from scratch: ${run(c)}${c.stopped ? ` ${c.stopped}` : ''} ${kind === 'bert' ? `Held-out top-1 after it: ${(100 * c.mlm_top1).toFixed(1)} % on 128-token windows${c.eval_at_seq_len ? ` (${(100 * c.eval_at_seq_len.mlm_top1).toFixed(1)} % on windows of the ${c.seq_len} tokens it was trained on)` : ''}.` : `Held-out perplexity after it: ${c.perplexity.toFixed(1)}.`}\n\nThen, from those weights (\`--init\`, a fresh optimizer): ${run(t)}` : `This run: ${run(t)}`}
+The runs stopped at a wall-clock budget (\`--minutes\`, the cosine laid over minutes); \`--steps\` lays the same schedule
+over steps, which reproduces them on any machine up to the small drift of the originals' throughput.${kind === 'bert' ? ` Masking: 15 % of tokens, 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only, with its training softmax over the vocabulary ids that occur in the training text (${(t.softmax_ids ?? 12874).toLocaleString('en-US')} of 30,522; the others keep an output bias of −20 and are never predicted).` : ''}
 
 Files: \`model.safetensors\` (F16, ${mb(`models/wasmformer-${kind}-mini/model.safetensors`)} MB), \`models/gguf/wasmformer-${kind}-mini-q8_0.gguf\` (Q8_0, ${mb(`models/gguf/wasmformer-${kind}-mini-q8_0.gguf`)} MB).`;
 }

@@ -39,6 +39,9 @@ GPT2_CONFIG = dict(architectures=["GPT2LMHeadModel"], model_type="gpt2", vocab_s
                    resid_pdrop=0.1, embd_pdrop=0.1, attn_pdrop=0.1, initializer_range=0.02)
 
 
+ABSENT_BIAS = -1e4  # output bias of the vocabulary ids absent from the training text (exact in F16)
+
+
 def keep_freed_memory():
     """Stop glibc from handing large freed blocks back to the kernel (mmap for > 128 KiB, trim of the heap top).
 
@@ -160,6 +163,9 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--minutes", type=float, default=100)
     ap.add_argument("--steps", type=int, default=0, help="fixed number of steps (overrides --minutes)")
+    ap.add_argument("--stop-at", type=int, default=0,
+                    help="stop and export after this many steps, the schedule still laid over --steps (or --minutes): "
+                         "reproduces a run that was taken from a checkpoint part-way through its schedule")
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--threads", type=int, default=1)
@@ -212,26 +218,29 @@ def main():
     if a.model == "bert":
         # The training softmax runs over the 12.9k vocabulary ids that occur in the training stream, not all 30,522:
         # the others are never a label, so their only training signal would be "less likely" (2.4× the head's cost
-        # for nothing). Their output bias is set far below any seen token's, so inference over the whole vocabulary
-        # (the engine, eval_bert) never ranks them first. The vocabulary and its ids stay bert-base-uncased's.
+        # for nothing). Their output bias is ABSENT_BIAS, so that inference over the whole vocabulary (the engine,
+        # eval_bert) gives exactly the distribution trained. It must be far below any logit, not merely below the
+        # seen tokens' biases: a softmax over the seen ids is blind to a shift common to all of their logits, and the
+        # trained model does shift them (to below −17 for some inputs), which a bias of −20 did not survive.
+        # The vocabulary and its ids stay bert-base-uncased's.
         out_ids = torch.unique(torch.tensor(train_stream))
         out_index = torch.full((config["vocab_size"],), -1, dtype=torch.long)
         out_index[out_ids] = torch.arange(len(out_ids))
         print(f"training softmax over {len(out_ids)} of {config['vocab_size']} ids", flush=True)
     if a.sinusoidal_init:
         models.init_positions_sinusoidal(model)
-    if a.model == "bert" and not a.init:
-        counts = torch.bincount(torch.tensor(train_stream), minlength=config["vocab_size"]).float()
+    if a.unigram_bias and a.model == "bert" and not a.init:
+        counts = torch.bincount(torch.tensor(train_stream), minlength=config["vocab_size"]).float() + 0.1
         with torch.no_grad():
-            bias = model.cls.predictions.bias
-            if a.unigram_bias:
-                bias.copy_(((counts + 0.1) / counts.sum()).log())
-            bias[counts == 0] = -20.0  # never a training label (see out_ids)
+            model.cls.predictions.bias.copy_((counts / counts.sum()).log())
     if a.init:  # continue from a checkpoint (weights only; the optimizer starts afresh)
         state = safetensors_io.load(os.path.join(a.init, "model.safetensors"))
         missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
         assert not unexpected and all("decoder" in m or "lm_head" in m for m in missing), (missing, unexpected)
         print(f"initialised from {a.init}", flush=True)
+    if a.model == "bert":
+        with torch.no_grad():  # ids that are never a training label: never predicted (see out_ids)
+            model.cls.predictions.bias[out_index < 0] = ABSENT_BIAS
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
@@ -244,17 +253,22 @@ def main():
         return step / a.steps if a.steps else (time.time() - start) / budget_s
 
     def meta(final):
-        m = {"model": a.model, "steps": step, "tokens_seen": seen, "batch": a.batch, "seq_len": T, "lr": a.lr,
+        m = {"model": a.model, "steps": step, "schedule_steps": a.steps if a.stop_at else None, "tokens_seen": seen, "batch": a.batch, "seq_len": T, "lr": a.lr,
              "seed": a.seed, "threads": a.threads, "dropout": a.dropout, "warmup": a.warmup,
              "sinusoidal_init": a.sinusoidal_init, "unigram_bias": a.unigram_bias, "init": a.init, "train_minutes": round((time.time() - start) / 60, 1),
              "train_tokens": len(train_stream), "test_tokens": len(test_stream), "final": final}
         if a.model == "bert":
             m["softmax_ids"] = len(out_ids)
         m.update(eval_bert(model, test_stream, special) if a.model == "bert" else eval_gpt(model, test_stream))
+        if a.model == "bert" and T != 128:  # also on windows as long as the training ones
+            m["eval_at_seq_len"] = eval_bert(model, test_stream, special, T=T)
+        if a.init and os.path.exists(os.path.join(a.init, "training.json")):
+            with open(os.path.join(a.init, "training.json")) as f:
+                m["continued_from"] = json.load(f)  # the run whose weights this one started from
         return m
 
     model.train()
-    while progress() < 1.0:
+    while progress() < 1.0 and not (a.stop_at and step >= a.stop_at):
         p = progress()
         lr = a.lr * min(1.0, (step + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(p, 1.0))))
         for g in opt.param_groups:
