@@ -146,7 +146,7 @@ class BertForMaskedLM(nn.Module):
         return x, hidden, probs
 
     def mlm_logits(self, h, ids=None):
-        """h: (N, E) → (N, V); decoder tied to the word embeddings. With `ids`, only those vocabulary columns."""
+        """h: (..., E) → (..., V); decoder tied to the word embeddings. With `ids`, only those vocabulary columns."""
         t = self.cls.predictions.transform
         h = t.LayerNorm(F.gelu(t.dense(h)))
         w, b = self.bert.embeddings.word_embeddings.weight, self.cls.predictions.bias

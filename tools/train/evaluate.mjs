@@ -42,6 +42,14 @@ function run(t) {
   return `${t.steps} steps of ${t.batch} × ${t.seq_len} tokens (${(t.tokens_seen / 1e6).toFixed(1)} M tokens seen) in ${t.train_minutes} minutes on ${t.threads === 1 ? 'one CPU thread' : `${t.threads} CPU threads`} of a 2-core machine, AdamW (lr ${t.lr}, linear warm-up over ${t.warmup ?? 300} steps, cosine to 10 %), dropout ${t.dropout ?? 0.1}, seed ${t.seed}${t.unigram_bias ? ', output bias started at the log unigram frequencies of the training text' : ''}${t.sinusoidal_init ? ', position embeddings started as sinusoids' : ''}.`;
 }
 
+// A run's held-out quality in words: BERT's top-1 (also on its own window length when it trained on shorter ones),
+// GPT-2's perplexity.
+function heldOut(kind, t) {
+  if (kind !== 'bert') return `Held-out perplexity after it: ${t.perplexity.toFixed(1)}.`;
+  const own = t.eval_at_seq_len ? ` (${(100 * t.eval_at_seq_len.mlm_top1).toFixed(1)} % on windows of the ${t.seq_len} tokens it was trained on)` : '';
+  return `Held-out top-1 after it: ${(100 * t.mlm_top1).toFixed(1)} % on 128-token windows${own}.`;
+}
+
 function header(kind, cfg, t) {
   const c = t.continued_from;
   const arch = kind === 'bert'
@@ -64,9 +72,9 @@ ${c ? `/usr/bin/python3 tools/train/train.py --model ${kind} --corpus build/corp
 node tools/train/evaluate.mjs
 \`\`\`
 
-${c ? `Two phases. First, from scratch: ${run(c)}${c.stopped ? ` ${c.stopped}` : ''} ${kind === 'bert' ? `Held-out top-1 after it: ${(100 * c.mlm_top1).toFixed(1)} % on 128-token windows${c.eval_at_seq_len ? ` (${(100 * c.eval_at_seq_len.mlm_top1).toFixed(1)} % on windows of the ${c.seq_len} tokens it was trained on)` : ''}.` : `Held-out perplexity after it: ${c.perplexity.toFixed(1)}.`}\n\nThen, from those weights (\`--init\`, a fresh optimizer): ${run(t)}` : `This run: ${run(t)}`}
+${c ? `Two phases. First, from scratch: ${run(c)}${c.stopped ? ` ${c.stopped}` : ''} ${heldOut(kind, c)}\n\nThen, from those weights (\`--init\`, a fresh optimizer): ${run(t)}` : `This run: ${run(t)}`}
 The runs stopped at a wall-clock budget (\`--minutes\`, the cosine laid over minutes); \`--steps\` lays the same schedule
-over steps, which reproduces them on any machine up to the small drift of the originals' throughput.${kind === 'bert' ? ` Masking: 15 % of tokens, 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only, with its training softmax over the vocabulary ids that occur in the training text (${(t.softmax_ids ?? 12874).toLocaleString('en-US')} of 30,522; the others keep an output bias of −20 and are never predicted).` : ''}
+over steps, which reproduces them on any machine up to the small drift of the originals' throughput.${kind === 'bert' ? ` Masking: 15 % of tokens, 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only, with its training softmax over the vocabulary ids that occur in the training text (${t.softmax_ids.toLocaleString('en-US')} of 30,522; the others keep an output bias of −10⁴ and are never predicted).` : ''}
 
 Files: \`model.safetensors\` (F16, ${mb(`models/wasmformer-${kind}-mini/model.safetensors`)} MB), \`models/gguf/wasmformer-${kind}-mini-q8_0.gguf\` (Q8_0, ${mb(`models/gguf/wasmformer-${kind}-mini-q8_0.gguf`)} MB).`;
 }

@@ -1,7 +1,7 @@
 """Writes tests/data/bert-heldout.json: sentences from the held-out split with one whole word masked.
 
-The end-to-end test (tests/js/models.test.mjs) runs them through the engine and checks the bundled BERT's top-5
-accuracy, so CI measures the model the way users run it, without the corpus (which needs Debian's text packages).
+The end-to-end test (tests/js/models.test.mjs) runs them through the engine and checks the bundled BERT's top-1
+and top-5 accuracy, so CI measures the model the way users run it, without the corpus (which needs Debian's text packages).
   /usr/bin/python3 tools/train/heldout_sample.py --corpus build/corpus
 The words are drawn uniformly from each sentence (seeded), any alphabetic word that is one WordPiece token.
 """
