@@ -9,9 +9,8 @@
 #include <vector>
 #include <xsimd/xsimd.hpp>
 
-#include "attention.h"
-#include "kernels.h"
-#include "threads.h"
+#include "kernels/attention.h"
+#include "kernels/kernels.h"
 
 namespace {
 
@@ -115,7 +114,8 @@ int main() {
     std::printf("%-10s %-5s %5s %10s %9s %12s %10s\n", "shape NxK", "type", "M", "ms", "GFLOP/s", "% ceiling", "% bw");
     std::mt19937 rng(42);
     const int64_t shapes[][2] = {{768, 768}, {2304, 768}, {3072, 768}, {768, 3072}};
-    for (auto [N, K] : shapes) {
+    for (auto [n_rows, n_cols] : shapes) {
+        const int64_t N = n_rows, K = n_cols;  // plain variables: lambdas below capture them (clang 14)
         double f32_gemv_s = 0;
         for (wf::dtype type : {wf::dtype::f32, wf::dtype::f16, wf::dtype::q8_0}) {
             // GEMV is memory-bound: rotate through copies of W totalling ≥ 128 MiB so that none is in cache.
@@ -127,7 +127,7 @@ int main() {
                 for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
                 size_t next = 0;
                 const double s = time_call([&] {
-                    wf::matmul(x.data(), M, W[next].view, nullptr, y.data());
+                    wf::matmul(x.data(), M, K, W[next].view, nullptr, y.data(), N, 0, N);
                     if (M == 1) next = (next + 1) % W.size();
                 });
                 const double gflops = 2.0 * double(M * N * K) / s / 1e9;

@@ -1,16 +1,15 @@
 // Model benchmark: BERT-base fill-mask at 16 / 64 / 128 tokens, GPT-2-small prefill of 128 tokens and 64 decode
-// steps, with f32, f16 and q8_0 weights, one thread, natively and in wasm (Node). Weights are random (speed does
-// not depend on their values) and built here with Hugging Face's names, so no checkpoint or PyTorch is needed.
-// Peer numbers are those recorded on this machine in ../shared/bench/peers/results/tables.md (onnxruntime-web 1.30,
-// Node, one thread): printed as ratios labelled "recorded", since the peers are not run in this program.
+// steps, with f32, f16 and q8_0 weights, natively and in wasm (Node). Weights are random (speed does not depend on
+// their values) and built here with Hugging Face's names, so no checkpoint or PyTorch is needed. This program
+// times the engine alone; ratios to the peers come from bench/run.mjs, which runs them in the same run.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <random>
 
-#include "checkpoint.h"
-#include "threads.h"
+#include "kernels/parallel.h"
+#include "models/registry.h"
 
 namespace {
 
@@ -37,7 +36,11 @@ public:
         auto it = tensors_.find(name);
         return it == tensors_.end() ? nullptr : &it->second;
     }
-    std::vector<std::string> names() const override { return {}; }
+    std::vector<const wf::raw_tensor*> tensors() const override {
+        std::vector<const wf::raw_tensor*> r;
+        for (auto& [k, v] : tensors_) r.push_back(&v);
+        return r;
+    }
 
 private:
     std::map<std::string, std::vector<float>> data_;
@@ -103,6 +106,14 @@ double best_ms(F&& f, int reps) {
     return best;
 }
 
+std::unique_ptr<wf::model> build(const char* arch, const wf::hparams& hp, const wf::tensor_source& src, const char* dtype) {
+    const std::string d = dtype;
+    const wf::storage_plan plan = d == "as_stored" ? wf::storage_plan::keep() : wf::storage_plan::convert_all(*wf::dtype_from_name(d));
+    for (const wf::architecture* a : wf::architectures())
+        if (a->name == arch) return a->build(hp, src, plan);
+    return nullptr;
+}
+
 }  // namespace
 
 int main() {
@@ -116,56 +127,57 @@ int main() {
     const int threads = wf::set_thread_count(nt ? std::atoi(nt) : 1);
     std::printf("wasmformer model benchmark — %s, %d thread%s, random weights at BERT-base / GPT-2-small shapes\n", where,
                 threads, threads == 1 ? "" : "s");
-    std::printf("peer: onnxruntime-web 1.30, Node, 1 thread, recorded on this machine (not run here)\n\n");
     wf::hparams bh;
-    bh.architecture = wf::arch::bert;
-    bh.n_vocab = 30522, bh.n_embd = 768, bh.n_layer = 12, bh.n_head = 12, bh.n_ff = 3072, bh.n_ctx = 512, bh.n_type_vocab = 2;
+    bh.arch = "bert";
+    bh.n_vocab = 30522, bh.n_embd = 768, bh.n_layer = 12, bh.n_head = bh.n_head_kv = 12, bh.n_ff = 3072, bh.n_ctx = 512, bh.n_type_vocab = 2;
     wf::hparams gh;
-    gh.architecture = wf::arch::gpt2;
-    gh.n_vocab = 50257, gh.n_embd = 768, gh.n_layer = 12, gh.n_head = 12, gh.n_ff = 3072, gh.n_ctx = 1024, gh.eps = 1e-5f, gh.act = wf::activation::gelu_tanh;
-    const std::map<int, double> ort_bert_f32 = {{16, 155}, {64, 595}, {128, 1199}}, ort_bert_int8 = {{16, 84}, {64, 280}, {128, 558}};
+    gh.arch = "gpt2";
+    gh.n_vocab = 50257, gh.n_embd = 768, gh.n_layer = 12, gh.n_head = gh.n_head_kv = 12, gh.n_ff = 3072, gh.n_ctx = 1024, gh.eps = 1e-5f;
+    gh.act = wf::activation::gelu_tanh;
 
     {
         const random_source src = bert_base(bh);
-        std::printf("BERT-base fill-mask (encoder + MLM head at the one mask)\n%-6s %6s %10s %12s\n", "format", "tokens", "ms", "vs ORT-web");
-        for (auto [fmt, name] : {std::pair{wf::weight_format::f32, "f32"}, {wf::weight_format::f16, "f16"}, {wf::weight_format::q8_0, "q8_0"}}) {
-            const wf::bert_model m(bh, src, fmt);
+        std::printf("BERT-base fill-mask (encoder + MLM head at the one mask)\n%-6s %6s %10s\n", "dtype", "tokens", "ms");
+        for (const char* dtype : {"f32", "f16", "q8_0"}) {
+            const auto model = build("bert", bh, src, dtype);
+            const wf::masked_lm& m = *model->as_masked_lm();
+            wf::arena scratch;
+            std::vector<float> h(size_t(128 * bh.n_embd)), logits(size_t(bh.n_vocab));
             for (int T : {16, 64, 128}) {
                 std::vector<int32_t> ids(static_cast<size_t>(T));
                 for (int i = 0; i < T; ++i) ids[size_t(i)] = 1000 + i * 7;
+                const auto batch = wf::token_batch::one(ids);
                 const double ms = best_ms([&] {
-                    const auto h = m.encode(ids);
-                    m.mlm_logits(h.data() + (T / 2) * bh.n_embd, 1);
+                    m.encode(batch, h.data(), scratch);
+                    m.mlm_logits(h.data() + (T / 2) * bh.n_embd, 1, logits.data(), scratch);
                 }, T == 128 ? 3 : 5);
-                const double peer = fmt == wf::weight_format::q8_0 ? ort_bert_int8.at(T) : ort_bert_f32.at(T);
-                std::printf("%-6s %6d %10.1f %9.2fx %s\n", name, T, ms, peer / ms, fmt == wf::weight_format::q8_0 ? "(peer int8)" : "(peer fp32)");
+                std::printf("%-6s %6d %10.1f\n", dtype, T, ms);
             }
         }
     }
     {
         const random_source src = gpt2_small(gh);
         std::printf("\nGPT-2 small: prefill 128 tokens, then 64 decode steps (LM head on the last position only)\n");
-        std::printf("%-6s %12s %14s %12s %14s\n", "format", "prefill ms", "vs ORT-web", "decode tok/s", "vs ORT-web");
-        for (auto [fmt, name] : {std::pair{wf::weight_format::f32, "f32"}, {wf::weight_format::f16, "f16"}, {wf::weight_format::q8_0, "q8_0"}}) {
-            const wf::gpt2_model m(gh, src, fmt);
+        std::printf("%-6s %12s %12s\n", "dtype", "prefill ms", "decode tok/s");
+        for (const char* dtype : {"f32", "f16", "q8_0"}) {
+            const auto model = build("gpt2", gh, src, dtype);
+            const wf::causal_lm& m = *model->as_causal_lm();
             std::vector<int32_t> prompt(128);
             for (int i = 0; i < 128; ++i) prompt[size_t(i)] = 100 + i * 13;
             const double prefill = best_ms([&] {
-                auto c = m.new_cache(256);
-                m.forward(c, prompt.data(), 128);
+                auto s = m.new_state(256);
+                m.forward(s, prompt);
             }, 2);
-            auto c = m.new_cache(256);
-            m.forward(c, prompt.data(), 128);
+            auto s = m.new_state(256);
+            m.forward(s, prompt);
             const auto t0 = clk::now();
             int32_t tok = 50;
             for (int i = 0; i < 64; ++i) {
-                const auto l = m.forward(c, &tok, 1);
+                const auto l = m.forward(s, std::span<const int32_t>(&tok, 1));
                 tok = int32_t(std::max_element(l.begin(), l.end()) - l.begin());
             }
             const double tps = 64 / std::chrono::duration<double>(clk::now() - t0).count();
-            const bool q = fmt == wf::weight_format::q8_0;
-            std::printf("%-6s %12.1f %13.2fx %12.1f %13.2fx %s\n", name, prefill, (q ? 437.0 : 942.0) / prefill, tps, tps / (q ? 30.6 : 27.9),
-                        q ? "(peer int8)" : "(peer fp32)");
+            std::printf("%-6s %12.1f %12.1f\n", dtype, prefill, tps);
         }
     }
     return 0;

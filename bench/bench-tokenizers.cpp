@@ -4,7 +4,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "tokenizer.h"
+#include "tokenizers/load.h"
 
 static std::string slurp(const char* p) {
     std::ifstream f(p, std::ios::binary);

@@ -1,37 +1,32 @@
 // Embind bindings: types, lifetimes and errors, nothing else.
 //
 // Text and options come in as UTF-8 bytes (Uint8Array → std::string, copied byte for byte, never through
-// Emscripten's string conversion). Results go out as a view of bytes (UTF-8 JSON) or floats that the JavaScript
-// side copies at once (`.slice()`); the view is valid until the next call on the same object. A failed call
-// returns {"error": message} instead of throwing, so that a C++ error never leaves a wasm exception behind, and the
-// JavaScript layer throws an Error with that message. Every object has delete() (wrapped as dispose()).
+// Emscripten's string conversion); options are JSON objects that the core parses and checks (tasks/options.h).
+// Results go out as a view of bytes (UTF-8 JSON) or floats that the JavaScript side copies at once (`.slice()`);
+// the view is valid until the next call on the same object. A failed call returns {"error": message} instead of
+// throwing, so that a C++ error never leaves a wasm exception behind, and the JavaScript layer throws an Error
+// with that message. Every object has delete() (wrapped as dispose()).
 #include <emscripten/bind.h>
 #include <emscripten/val.h>
 
 #include <memory>
 #include <new>
 
-#include "json-util.h"
-#include "tasks.h"
-#include "threads.h"
+#include "core/json.h"
+#include "kernels/parallel.h"
+#include "tasks/fill-mask.h"
+#include "tasks/generation.h"
+#include "tokenizers/load.h"
 
 using emscripten::val;
 
 namespace {
 
-wf::weight_format parse_format(const std::string& f) {
-    if (f == "" || f == "as_stored") return wf::weight_format::as_stored;
-    if (f == "f32") return wf::weight_format::f32;
-    if (f == "f16") return wf::weight_format::f16;
-    if (f == "q8_0") return wf::weight_format::q8_0;
-    throw wf::error("unknown weight format \"" + f + "\" (use as_stored, f32, f16 or q8_0)");
-}
-
-// Runs f, which fills `out` with a JSON result; on failure `out` becomes {"error": …}.
+// Runs f, which returns the JSON result; on failure the result is {"error": …}. The bytes live in `out`.
 template <class F>
 val guarded(std::string& out, F&& f) {
     try {
-        out = f().dump();
+        out = f().dump(-1, ' ', false, wf::json::error_handler_t::replace);
     } catch (const std::bad_alloc&) {
         out = wf::json{{"error", "out of memory"}}.dump();
     } catch (const wf::cancelled&) {
@@ -49,7 +44,7 @@ wf::cancel_fn cancel_from(const val& f) {
     return [f] { return f().as<bool>(); };
 }
 
-wf::json options(const std::string& bytes) { return bytes.empty() ? wf::json::object() : wf::parse_json_strict(bytes, "options", 1 << 20); }
+wf::json parse(const std::string& bytes, const char* what) { return bytes.empty() ? wf::json::object() : wf::parse_json_strict(bytes, what, 1 << 20); }
 
 class FileSet {
 public:
@@ -69,13 +64,11 @@ public:
 
 class Pipeline {
 public:
-    val load(FileSet& fs, const std::string& opts_json) {
+    val load(FileSet& fs, const std::string& opts) {
         return guarded(out_, [&] {
-            const wf::json o = options(opts_json);
-            wf::load_options lo;
-            if (o.contains("dtype") && o["dtype"].is_string()) lo.format = parse_format(o["dtype"].get<std::string>());
-            if (o.contains("memory_budget") && o["memory_budget"].is_number()) lo.memory_budget = o["memory_budget"].get<int64_t>();
+            const wf::load_options lo = wf::parse_load_options(parse(opts, "load options"));
             gen_.reset();
+            pm_.reset();
             pm_ = std::make_unique<wf::pipeline_model>(wf::load_pipeline_model(fs.files_, lo));
             return info_json();
         });
@@ -86,26 +79,17 @@ public:
     val encode(const std::string& text, bool add_special) {
         return guarded(out_, [&] { return wf::json(need().tok->encode(text, add_special)); });
     }
-    val decode(const std::string& ids_json, bool skip_special) {
-        return guarded(out_, [&] {
-            const auto ids = wf::parse_json_strict(ids_json, "ids").get<std::vector<int32_t>>();
-            return wf::json(need().tok->decode(ids, skip_special));
-        });
+    val decode(const std::string& ids, bool skip_special) {
+        return guarded(out_, [&] { return wf::json(need().tok->decode(parse(ids, "ids").get<std::vector<int32_t>>(), skip_special)); });
     }
-    val fillMask(const std::string& text, const std::string& opts_json, val cancel) {
+    val fillMask(const std::string& text, const std::string& opts, val cancel) {
         return guarded(out_, [&] {
             const wf::cancel_fn stop = cancel_from(cancel);
-            const wf::json o = options(opts_json);
-            wf::fill_mask_options fo;
-            if (o.contains("top_k")) fo.top_k = o["top_k"].get<int64_t>();
-            if (o.contains("targets")) fo.targets = o["targets"].get<std::vector<std::string>>();
+            const wf::fill_mask_options fo = wf::parse_fill_mask_options(parse(opts, "fill-mask options"));
             wf::forward_trace trace;
-            if (o.contains("attention_layer")) trace.attention_layer = int(o["attention_layer"].get<int64_t>());
-            fo.trace = &trace;
-            fo.cancel = &stop;
-            const auto res = wf::fill_mask(need(), text, fo);
+            trace.attention_layer = fo.attention_layer;
             wf::json lists = wf::json::array();
-            for (auto& list : res) {
+            for (auto& list : wf::fill_mask(need(), text, fo, &trace, &stop)) {
                 wf::json l = wf::json::array();
                 for (auto& c : list) l.push_back({{"score", c.score}, {"token", c.token}, {"token_str", c.token_str}, {"sequence", c.sequence}});
                 lists.push_back(l);
@@ -115,24 +99,12 @@ public:
             return r;
         });
     }
-    val generateStart(const std::string& prompt, const std::string& opts_json) {
+    val generateStart(const std::string& prompt, const std::string& opts) {
         return guarded(out_, [&] {
-            const wf::json o = options(opts_json);
-            wf::generation_params p;
-            auto& s = p.sampling;
-            if (o.contains("max_new_tokens")) p.max_new_tokens = o["max_new_tokens"].get<int64_t>();
-            if (o.contains("do_sample")) s.do_sample = o["do_sample"].get<bool>();
-            if (o.contains("temperature")) s.temperature = o["temperature"].get<float>();
-            if (o.contains("top_k")) s.top_k = o["top_k"].get<int64_t>();
-            if (o.contains("top_p")) s.top_p = o["top_p"].get<float>();
-            if (o.contains("min_p")) s.min_p = o["min_p"].get<float>();
-            if (o.contains("repetition_penalty")) s.repetition_penalty = o["repetition_penalty"].get<float>();
-            if (o.contains("no_repeat_ngram_size")) s.no_repeat_ngram_size = o["no_repeat_ngram_size"].get<int64_t>();
-            if (o.contains("seed")) s.seed = o["seed"].get<uint64_t>();
-            if (o.contains("stop")) p.stop = o["stop"].get<std::vector<std::string>>();
-            attention_layer_ = o.contains("attention_layer") ? int(o["attention_layer"].get<int64_t>()) : -2;
+            const wf::generation_params p = wf::parse_generation_options(parse(opts, "text-generation options"));
             gen_.reset();
             gen_ = std::make_unique<wf::generation>(need(), prompt, p);
+            attention_layer_ = p.attention_layer;
             return wf::json{{"prompt_tokens", gen_->prompt_ids().size()}};
         });
     }
@@ -159,11 +131,13 @@ private:
         return *pm_;
     }
     wf::json info_json() const {
-        const auto& hp = need().m.hp;
-        const int64_t bytes = hp.architecture == wf::arch::bert ? need().m.bert->weight_bytes() : need().m.gpt2->weight_bytes();
-        return {{"architecture", wf::arch_name(hp.architecture)}, {"n_layer", hp.n_layer}, {"n_embd", hp.n_embd}, {"n_head", hp.n_head},
-                {"n_vocab", hp.n_vocab}, {"n_ctx", hp.n_ctx}, {"weight_bytes", bytes}, {"borrows_file_bytes", bool(need().m.files)},
-                {"mask_token", hp.architecture == wf::arch::bert ? need().tok->token(need().tok->special().mask) : ""}};
+        const wf::pipeline_model& pm = need();
+        const wf::hparams& hp = pm.hp();
+        const int32_t mask = pm.tok->special().mask;
+        return {{"architecture", hp.arch}, {"tasks", wf::supported_tasks(pm.m())}, {"n_layer", hp.n_layer}, {"n_embd", hp.n_embd},
+                {"n_head", hp.n_head}, {"n_vocab", hp.n_vocab}, {"n_ctx", hp.n_ctx}, {"dtype", pm.loaded.dtype},
+                {"weight_bytes", pm.m().weight_bytes()}, {"borrows_file_bytes", bool(pm.loaded.files)},
+                {"mask_token", mask >= 0 ? pm.tok->token(mask) : ""}};
     }
     void store_attention(wf::forward_trace& trace, wf::json& r) {
         attention_.clear();
@@ -184,19 +158,15 @@ class Tokenizer {
 public:
     val load(FileSet& fs) {
         return guarded(out_, [&] {
-            const auto& f = *fs.files_;
-            const wf::arch a = f.has("vocab.txt") || (f.has("config.json") && wf::parse_config(f.text("config.json")).architecture == wf::arch::bert)
-                                   ? wf::arch::bert
-                                   : wf::arch::gpt2;
-            tok_ = wf::load_tokenizer(f, a);
+            tok_ = wf::load_tokenizer(*fs.files_);
             return wf::json{{"vocab_size", tok_->vocab_size()}, {"byte_level", tok_->is_byte_level()}};
         });
     }
     val encode(const std::string& text, bool add_special) {
         return guarded(out_, [&] { return wf::json(need().encode(text, add_special)); });
     }
-    val decode(const std::string& ids_json, bool skip_special) {
-        return guarded(out_, [&] { return wf::json(need().decode(wf::parse_json_strict(ids_json, "ids").get<std::vector<int32_t>>(), skip_special)); });
+    val decode(const std::string& ids, bool skip_special) {
+        return guarded(out_, [&] { return wf::json(need().decode(parse(ids, "ids").get<std::vector<int32_t>>(), skip_special)); });
     }
 
 private:
@@ -208,11 +178,23 @@ private:
     std::string out_;
 };
 
+// Which files to fetch: from the names a source lists (selectFiles) or, when it cannot list, the names to ask
+// for (candidateFiles). The result lives until the next call of either.
+std::string files_out;
+val select_files(const std::string& names, bool weights) {
+    return guarded(files_out, [&] { return wf::json(wf::select_files(parse(names, "file names").get<std::vector<std::string>>(), weights)); });
+}
+val candidate_files(bool weights) {
+    return guarded(files_out, [&] { return wf::json(wf::candidate_files(weights)); });
+}
+
 }  // namespace
 
 EMSCRIPTEN_BINDINGS(wasmformer) {
     // The engine's thread count (the caller included); returns the count reached (1 in the build without threads).
     emscripten::function("setThreads", +[](int n) { return wf::set_thread_count(n); });
+    emscripten::function("selectFiles", &select_files);
+    emscripten::function("candidateFiles", &candidate_files);
     emscripten::class_<FileSet>("FileSet")
         .constructor<>()
         .function("allocate", &FileSet::allocate)

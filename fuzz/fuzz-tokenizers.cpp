@@ -3,7 +3,7 @@
 #include <iterator>
 
 #include "targets.h"
-#include "unicode.h"
+#include "core/unicode.h"
 
 namespace {
 std::string slurp(const char* path) {

@@ -8,12 +8,11 @@
 #include <memory>
 #include <string>
 
-#include "config.h"
-#include "gguf-model.h"
-#include "safetensors.h"
-#include "tasks.h"
-#include "tokenizer.h"
-#include "unicode.h"
+#include "core/unicode.h"
+#include "formats/safetensors.h"
+#include "tasks/fill-mask.h"
+#include "tasks/generation.h"
+#include "tokenizers/load.h"
 
 namespace wf::fuzz {
 
@@ -38,13 +37,13 @@ inline void gguf(const uint8_t* data, size_t size) {
         auto fs = std::make_shared<file_set>();
         fs->add("model.gguf", std::vector<uint8_t>(data, data + size));
         const pipeline_model pm = load_pipeline_model(fs);
-        if (pm.m.gpt2) {
+        if (pm.m().as_causal_lm()) {
             generation_params p;
             p.max_new_tokens = 2;
             generation gen(pm, "Hi", p);
             while (gen.step()) {}
         }
-        if (pm.m.bert) fill_mask(pm, "a [MASK] b", {});
+        if (pm.m().as_masked_lm()) fill_mask(pm, "a [MASK] b", {});
     } catch (const error&) {
     }
 }

@@ -2,7 +2,7 @@
 // causal masks, a KV-cache layout (strided K/V, queries offset into the cache), and head splitting.
 #include <catch2/catch.hpp>
 
-#include "attention.h"
+#include "kernels/attention.h"
 #include "helpers.h"
 
 namespace {
@@ -13,12 +13,13 @@ std::vector<float> naive(const wf::attention_args& a, std::vector<float>* probs)
     std::vector<float> out(static_cast<size_t>(a.n_q * a.n_head * D), 0.0f);
     for (int h = 0; h < a.n_head; ++h)
         for (int64_t i = 0; i < a.n_q; ++i) {
+            const int64_t kv = (a.n_head_kv > 0 ? h / (a.n_head / a.n_head_kv) : h) * D;  // the K/V head this query head reads
             std::vector<double> s(static_cast<size_t>(a.n_kv));
             double mx = -INFINITY;
             for (int64_t j = 0; j < a.n_kv; ++j) {
                 const bool ok = (!a.causal || j <= a.q_pos + i) && (!a.key_valid || a.key_valid[j]);
                 double d = 0;
-                for (int64_t e = 0; e < D; ++e) d += double(a.q[i * a.ld_q + h * D + e]) * a.k[j * a.ld_k + h * D + e];
+                for (int64_t e = 0; e < D; ++e) d += double(a.q[i * a.ld_q + h * D + e]) * a.k[j * a.ld_k + kv + e];
                 s[size_t(j)] = ok ? d * a.scale : -INFINITY;
                 mx = std::max(mx, s[size_t(j)]);
             }
@@ -27,18 +28,19 @@ std::vector<float> naive(const wf::attention_args& a, std::vector<float>* probs)
             for (int64_t j = 0; j < a.n_kv; ++j) {
                 const double p = s[size_t(j)] / z;
                 if (probs) (*probs)[size_t((h * a.n_q + i) * a.n_kv + j)] = float(p);
-                for (int64_t e = 0; e < D; ++e) out[size_t(i * a.n_head * D + h * D + e)] += float(p * a.v[j * a.ld_v + h * D + e]);
+                for (int64_t e = 0; e < D; ++e) out[size_t(i * a.n_head * D + h * D + e)] += float(p * a.v[j * a.ld_v + kv + e]);
             }
         }
     return out;
 }
 
-void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, bool padding, uint32_t seed) {
-    INFO("heads=" << n_head << " d=" << head_dim << " n_q=" << n_q << " n_kv=" << n_kv << " causal=" << causal << " pad=" << padding);
-    const int64_t E = n_head * head_dim;
-    // K and V interleaved in one cache row of 2E + 3 floats (stride ≠ width), Q with its own stride.
+void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, bool padding, uint32_t seed, int n_head_kv = 0) {
+    INFO("heads=" << n_head << " kv heads=" << n_head_kv << " d=" << head_dim << " n_q=" << n_q << " n_kv=" << n_kv << " causal=" << causal
+                  << " pad=" << padding);
+    const int64_t E = n_head * head_dim, Ekv = (n_head_kv ? n_head_kv : n_head) * head_dim;
+    // K and V interleaved in one cache row of 2·Ekv + 3 floats (stride ≠ width), Q with its own stride.
     const auto q = wft::random_floats(static_cast<size_t>(n_q * (E + 1)), seed, -2.0f, 2.0f);
-    const auto kv = wft::random_floats(static_cast<size_t>(n_kv * (2 * E + 3)), seed + 1, -2.0f, 2.0f);
+    const auto kv = wft::random_floats(static_cast<size_t>(n_kv * (2 * Ekv + 3)), seed + 1, -2.0f, 2.0f);
     std::vector<uint8_t> valid(static_cast<size_t>(n_kv), 1);
     if (padding)
         for (int64_t j = 0; j < n_kv; j += 3) valid[size_t(j)] = 0;
@@ -47,8 +49,9 @@ void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, boo
     a.q = q.data();
     a.ld_q = E + 1;
     a.k = kv.data();
-    a.v = kv.data() + E;
-    a.ld_k = a.ld_v = 2 * E + 3;
+    a.v = kv.data() + Ekv;
+    a.ld_k = a.ld_v = 2 * Ekv + 3;
+    a.n_head_kv = n_head_kv;
     a.n_q = n_q;
     a.n_kv = n_kv;
     a.n_head = n_head;
@@ -90,6 +93,9 @@ TEST_CASE("attention matches a naive reference with padding and causal masks", "
     check(12, 64, 128, 128, false, true, seed++);  // BERT-base shape with padding
     check(4, 33, 1, 31, true, false, seed++);      // one decode step against a 31-entry cache
     check(2, 17, 5, 40, true, false, seed++);      // 5 new tokens after 35 cached ones
+    check(8, 16, 7, 7, true, false, seed++, 2);    // grouped-query attention: 4 query heads per K/V head
+    check(6, 24, 1, 19, true, false, seed++, 3);   // … a decode step
+    check(5, 8, 9, 9, false, true, seed++, 1);     // multi-query attention, with padding
 }
 
 TEST_CASE("a causal query never attends to later keys", "[attention]") {

@@ -28,7 +28,7 @@ void check_matmul(int64_t M, int64_t K, int64_t N, dtype type, uint32_t seed) {
     const auto bias = wft::random_floats(static_cast<size_t>(N), seed + 2);
     wft::stored_matrix W(wsrc, N, K, type);
     std::vector<float> y(static_cast<size_t>(M * N), NAN), yr(static_cast<size_t>(M * N), NAN);
-    wf::matmul(x.data(), M, W.view, bias.data(), y.data());
+    wf::matmul(x.data(), M, K, W.view, bias.data(), y.data(), N, 0, N);
     wf::ref::matmul(x.data(), M, K, W.view, bias.data(), yr.data(), N, 0, N);
     std::vector<float> wrow(static_cast<size_t>(K));
     const bool int8_path = type == dtype::q8_0 && M < 4;
@@ -108,7 +108,7 @@ TEST_CASE("matmul writes only its column range, so threads can split the output"
         wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), 8), N, K, dtype::f32);
         std::vector<float> y(static_cast<size_t>(M * N), -7.0f), full(static_cast<size_t>(M * N));
         wf::matmul(x.data(), M, K, W.view, nullptr, y.data(), N, 5, 11);
-        wf::matmul(x.data(), M, W.view, nullptr, full.data());
+        wf::matmul(x.data(), M, K, W.view, nullptr, full.data(), N, 0, N);
         for (int64_t m = 0; m < M; ++m)
             for (int64_t n = 0; n < N; ++n) {
                 if (n >= 5 && n < 11) REQUIRE(y[size_t(m * N + n)] == full[size_t(m * N + n)]);
@@ -128,7 +128,7 @@ TEST_CASE("f16 weights are widened exactly in registers, subnormals included", "
     std::vector<float> x(static_cast<size_t>(K), 0.0f), y(static_cast<size_t>(N));
     for (int64_t k = 0; k < K; ++k) {
         x[size_t(k)] = 1.0f;
-        wf::matmul(x.data(), 1, W, nullptr, y.data());
+        wf::matmul(x.data(), 1, K, W, nullptr, y.data(), N, 0, N);
         for (int64_t n = 0; n < N; ++n) {
             const float want = wf::f16_to_f32(bits[size_t(n * K + k)]);
             if (y[size_t(n)] != want) FAIL("half " << bits[size_t(n * K + k)] << " → " << y[size_t(n)] << ", want " << want);

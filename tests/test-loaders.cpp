@@ -3,12 +3,9 @@
 // and the next load still works.
 #include <catch2/catch.hpp>
 
-#include "checkpoint.h"
-#include "config.h"
-#include "json-util.h"
+#include "core/json.h"
 #include "helpers.h"
-#include "safetensors.h"
-#include "tasks.h"
+#include "tasks/fill-mask.h"
 
 namespace {
 
@@ -82,17 +79,17 @@ TEST_CASE("safetensors checkpoints: shapes, missing and unsupported tensors, sha
     bigger.replace(bigger.find("\"vocab_size\": 30522"), 19, "\"vocab_size\": 30523");
     auto f2 = wft::read_dir(wft::data_path("fixtures/bert-tiny"));
     f2->add("config.json", std::vector<uint8_t>(bigger.begin(), bigger.end()));
-    REQUIRE_THROWS_WITH(wf::load_hf_model(f2), Catch::Contains("\"bert.embeddings.word_embeddings.weight\" has shape [30522, 32], expected [30523, 32]"));
+    REQUIRE_THROWS_WITH(wf::load_model(f2), Catch::Contains("\"bert.embeddings.word_embeddings.weight\" has shape [30522, 32], expected [30523, 32]"));
     // S30: a missing tensor is named
     const std::string h = R"({"bert.embeddings.word_embeddings.weight":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
     auto f3 = std::make_shared<wf::file_set>();
     f3->add("config.json", std::vector<uint8_t>(cfg.begin(), cfg.end()));
     f3->add("model.safetensors", st(h, 4));
-    REQUIRE_THROWS_WITH(wf::load_hf_model(f3), Catch::Contains("has shape [1], expected [30522, 32]"));
+    REQUIRE_THROWS_WITH(wf::load_model(f3), Catch::Contains("has shape [1], expected [30522, 32]"));
     // S18: an unsupported dtype for a weight is named, never reinterpreted
     const std::string hi = R"({"bert.embeddings.word_embeddings.weight":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})";
     f3->add("model.safetensors", st(hi, 8));
-    REQUIRE_THROWS_WITH(wf::load_hf_model(f3), Catch::Contains("has dtype I64, which is not supported for weights"));
+    REQUIRE_THROWS_WITH(wf::load_model(f3), Catch::Contains("has dtype I64, which is not supported for weights"));
     // S31: shard names must be plain file names
     for (const char* bad : {"../x.safetensors", "/etc/passwd", "https://evil/x", "a\\\\b"}) {
         INFO(bad);
@@ -172,15 +169,43 @@ TEST_CASE("config.json: malformed, mistyped, out-of-range and contradictory fiel
     REQUIRE(wf::parse_config(R"({"model_type": "gpt2", "n_inner": null, "n_embd": 32, "n_head": 4})").n_ff == 128);
 }
 
+namespace {
+// GPT-2 small's tensors (124M parameters, F32), shapes only: enough to estimate, nothing to read.
+struct gpt2_small_shapes : wf::tensor_source {
+    std::vector<wf::raw_tensor> t;
+    gpt2_small_shapes() {
+        const int64_t E = 768, V = 50257, L = 12;
+        auto add = [&](std::string n, std::vector<int64_t> shape) { t.push_back({std::move(n), "shapes", wf::dtype::f32, std::move(shape)}); };
+        add("transformer.wte.weight", {V, E});
+        add("transformer.wpe.weight", {1024, E});
+        for (int64_t l = 0; l < L; ++l) {
+            add("attn.c_attn.weight", {E, 3 * E});
+            add("attn.c_proj.weight", {E, E});
+            add("mlp.c_fc.weight", {E, 4 * E});
+            add("mlp.c_proj.weight", {4 * E, E});
+            for (int i = 0; i < 8; ++i) add("vector", {E});
+        }
+    }
+    const wf::raw_tensor* find(const std::string&) const override { return nullptr; }
+    std::vector<const wf::raw_tensor*> tensors() const override {
+        std::vector<const wf::raw_tensor*> r;
+        for (auto& x : t) r.push_back(&x);
+        return r;
+    }
+};
+}  // namespace
+
 TEST_CASE("memory is estimated before allocating, and a model over the budget is refused cleanly", "[loaders][memory]") {
-    wf::hparams gpt2 = wf::parse_config(R"({"model_type": "gpt2"})");  // GPT-2 small defaults
-    const int64_t f32 = wf::estimate_memory(gpt2, wf::weight_format::f32, 4), q8 = wf::estimate_memory(gpt2, wf::weight_format::q8_0, 4);
+    const wf::hparams gpt2 = wf::parse_config(R"({"model_type": "gpt2"})");  // GPT-2 small defaults
+    const gpt2_small_shapes src;
+    const int64_t f32 = wf::estimate_memory(gpt2, wf::cap_causal_lm, src, wf::storage_plan::convert_all(wf::dtype::f32));
+    const int64_t q8 = wf::estimate_memory(gpt2, wf::cap_causal_lm, src, wf::storage_plan::convert_all(wf::dtype::q8_0));
+    const int64_t kept = wf::estimate_memory(gpt2, wf::cap_causal_lm, src, wf::storage_plan::keep());
     REQUIRE(f32 > int64_t(450) << 20);   // 124M parameters in f32, plus a 1024-position cache
     REQUIRE(f32 < int64_t(700) << 20);
     REQUIRE(q8 < f32 / 2);
+    REQUIRE(kept < q8);  // as stored, the matrices are views into the file
     auto files = wft::read_dir(wft::data_path("fixtures/gpt2-tiny"));
-    wf::load_options tight{wf::weight_format::f32, 1 << 20};
-    REQUIRE_THROWS_WITH(wf::load_pipeline_model(files, tight), Catch::Contains("over the budget of 1 MiB"));
-    wf::load_options roomy{wf::weight_format::f32, int64_t(64) << 20};
-    REQUIRE(wf::load_pipeline_model(files, roomy).m.gpt2 != nullptr);
+    REQUIRE_THROWS_WITH(wf::load_pipeline_model(files, {wf::dtype_option::parse("f32"), 1 << 20}), Catch::Contains("over the budget of 1 MiB"));
+    REQUIRE(wf::load_pipeline_model(files, {wf::dtype_option::parse("f32"), int64_t(64) << 20}).m().as_causal_lm() != nullptr);
 }

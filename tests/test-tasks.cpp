@@ -3,7 +3,8 @@
 #include <map>
 
 #include "helpers.h"
-#include "tasks.h"
+#include "tasks/fill-mask.h"
+#include "tasks/generation.h"
 
 namespace {
 
@@ -149,37 +150,43 @@ TEST_CASE("sampler: top-k, top-p, min-p, penalties and NaN", "[tasks][sampling]"
     const std::vector<float> logits = {2.0f, 1.0f, 0.5f, -1.0f, NAN, 3.0f};
     wf::sampling_params p;
     p.do_sample = true;
-    wf::rng r(1);
-    std::map<int32_t, int> counts;
-    for (int i = 0; i < 20000; ++i) counts[wf::pick_token(logits, p, r)]++;
+    p.seed = 1;
+    auto draws = [&](const wf::sampling_params& q, int n) {
+        wf::sampler s(q);
+        std::map<int32_t, int> counts;
+        for (int i = 0; i < n; ++i) counts[s.pick(logits)]++;
+        return counts;
+    };
+    auto counts = draws(p, 20000);
     REQUIRE(counts.count(4) == 0);  // NaN never drawn
     // frequencies follow softmax: p(5)/p(0) = e
     REQUIRE(double(counts[5]) / counts[0] == Approx(std::exp(1.0)).epsilon(0.08));
     p.top_k = 2;
-    for (int i = 0; i < 500; ++i) {
-        const int32_t t = wf::pick_token(logits, p, r);
-        REQUIRE((t == 5 || t == 0));
-    }
+    for (auto& [t, n] : draws(p, 500)) REQUIRE((t == 5 || t == 0));
     p.top_k = 0;
     p.top_p = 0.5f;  // p(5) ≈ 0.63 alone passes 0.5
-    for (int i = 0; i < 200; ++i) REQUIRE(wf::pick_token(logits, p, r) == 5);
+    for (auto& [t, n] : draws(p, 200)) REQUIRE(t == 5);
     p.top_p = 1.0f;
     p.min_p = 0.2f;  // keeps tokens with p ≥ 0.2·p(5): 5 and 0 (0.37) — 1 is e^-2 = 0.135
-    for (int i = 0; i < 500; ++i) {
-        const int32_t t = wf::pick_token(logits, p, r);
-        REQUIRE((t == 5 || t == 0));
-    }
+    for (auto& [t, n] : draws(p, 500)) REQUIRE((t == 5 || t == 0));
     std::vector<float> l = {2.0f, -2.0f, 1.0f};
     wf::sampling_params pen;
     pen.repetition_penalty = 2.0f;
-    wf::apply_penalties(l, {0, 1, 1}, pen);
+    wf::sampler sp(pen);
+    const std::vector<int32_t> hist = {0, 1, 1};
+    sp.apply_penalties(l, hist);
     REQUIRE(l == std::vector<float>{1.0f, -4.0f, 1.0f});
+    REQUIRE(sp.original_logit(l, 1) == -2.0f);  // what the model said, before the penalty
+    REQUIRE(sp.original_logit(l, 2) == 1.0f);
     std::vector<float> l2(5, 0.0f);
     wf::sampling_params ng;
     ng.no_repeat_ngram_size = 2;
-    wf::apply_penalties(l2, {3, 4, 1, 3}, ng);  // "3 4" seen; the history ends in 3, so 4 is banned
+    wf::sampler sn(ng);
+    const std::vector<int32_t> hist2 = {3, 4, 1, 3};
+    sn.apply_penalties(l2, hist2);  // "3 4" seen; the history ends in 3, so 4 is banned
     REQUIRE(l2[4] == -INFINITY);
     REQUIRE(l2[1] == 0.0f);
     const std::vector<float> dead = {NAN, -INFINITY};
-    REQUIRE_THROWS_WITH(wf::pick_token(dead, {}, r), Catch::Contains("no finite logits"));
+    wf::sampler sd({});
+    REQUIRE_THROWS_WITH(sd.pick(dead), Catch::Contains("no finite logits"));
 }

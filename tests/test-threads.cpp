@@ -4,9 +4,10 @@
 #include <atomic>
 #include <stdexcept>
 
-#include "attention.h"
 #include "helpers.h"
-#include "tasks.h"
+#include "nn/ops.h"
+#include "tasks/fill-mask.h"
+#include "tasks/generation.h"
 
 namespace {
 
@@ -71,9 +72,9 @@ TEST_CASE("threaded matmul, attention and GELU are bit-identical to one thread",
                 const auto bias = wft::random_floats(size_t(N), seed++);
                 wft::stored_matrix W(wv, N, K, type);
                 std::vector<float> y1(size_t(M * N)), y3(size_t(M * N), -1.0f);
-                wf::matmul(x.data(), M, W.view, bias.data(), y1.data());
+                wf::apply(wf::linear{W.view, bias.data()}, x.data(), M, y1.data());
                 with_threads w(3);
-                wf::matmul(x.data(), M, W.view, bias.data(), y3.data());
+                wf::apply(wf::linear{W.view, bias.data()}, x.data(), M, y3.data());
                 INFO(wf::dtype_name(type) << " M=" << M << " N=" << N);
                 REQUIRE(std::memcmp(y1.data(), y3.data(), y1.size() * 4) == 0);
             }
@@ -85,18 +86,18 @@ TEST_CASE("threaded matmul, attention and GELU are bit-identical to one thread",
         wf::attention_args a{q.data(), E, k.data(), E, v.data(), E, o1.data(), E, T, T, int(H), int(D), 0.2f};
         a.causal = causal;
         a.probs = p1.data();
-        wf::attention_threaded(a);
+        wf::attend(a, nullptr, 0);
         with_threads w(3);
         a.out = o3.data();
         a.probs = p3.data();
-        wf::attention_threaded(a);
+        wf::attend(a, nullptr, 0);
         REQUIRE(std::memcmp(o1.data(), o3.data(), o1.size() * 4) == 0);
         REQUIRE(std::memcmp(p1.data(), p3.data(), p1.size() * 4) == 0);
     }
     auto g1 = wft::random_floats(100003, seed++), g3 = g1;
-    wf::gelu_tanh_threaded(g1.data(), int64_t(g1.size()));
+    wf::activate(wf::activation::gelu_tanh, g1.data(), int64_t(g1.size()));
     with_threads w(4);
-    wf::gelu_tanh_threaded(g3.data(), int64_t(g3.size()));
+    wf::activate(wf::activation::gelu_tanh, g3.data(), int64_t(g3.size()));
     REQUIRE(std::memcmp(g1.data(), g3.data(), g1.size() * 4) == 0);
 }
 

@@ -5,8 +5,10 @@
 #include <sstream>
 
 #include "helpers.h"
-#include "tokenizer.h"
-#include "unicode.h"
+#include "core/json.h"
+#include "core/unicode.h"
+#include "tokenizers/bpe.h"
+#include "tokenizers/load.h"
 
 namespace {
 
@@ -168,4 +170,81 @@ TEST_CASE("Malformed tokenizer files get clear errors", "[tokenizers][errors]") 
     REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}"), Catch::Contains("\"Unigram\" is not supported"));
     REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 5}}}"),
                         Catch::Contains("without gaps or repeats"));
+}
+
+namespace {
+std::shared_ptr<wf::file_set> files_of(std::initializer_list<std::pair<std::string, std::string>> named) {
+    auto fs = std::make_shared<wf::file_set>();
+    for (auto& [n, text] : named) fs->add(n, std::vector<uint8_t>(text.begin(), text.end()));
+    return fs;
+}
+// GPT-2's vocabulary and merges as a tokenizer.json with the given pre_tokenizer and post_processor.
+std::string gpt2_tokenizer_json(const wf::json& pre, const wf::json& post) {
+    wf::json merges = wf::json::array();
+    std::istringstream m(text_of("tokenizers/gpt2/vocab.bpe"));
+    for (std::string l; std::getline(m, l);)
+        if (!l.empty() && l[0] != '#') merges.push_back(l);
+    wf::json j = {{"model", {{"type", "BPE"}, {"vocab", wf::json::parse(text_of("tokenizers/gpt2/encoder.json"))}, {"merges", merges}}},
+                  {"added_tokens", {{{"id", 50256}, {"content", "<|endoftext|>"}, {"special", true}}}},
+                  {"pre_tokenizer", pre},
+                  {"post_processor", post}};
+    return j.dump();
+}
+}  // namespace
+
+TEST_CASE("special tokens take their roles from the model's files, never from their names alone", "[tokenizers]") {
+    const std::string vocab = text_of("tokenizers/bert/vocab.txt");
+    // tokenizer_config.json names the mask token: it is the mask, and it is matched whole in the text
+    auto t = wf::load_tokenizer(*files_of({{"vocab.txt", vocab}, {"tokenizer_config.json", R"({"mask_token": "[unused0]", "do_lower_case": false})"}}));
+    REQUIRE(t->special().mask == *t->token_id("[unused0]"));
+    REQUIRE(t->encode("a [unused0] b", false) == std::vector<int32_t>{1037, 1, 1038});
+    REQUIRE(t->encode("Hello", false) != bert_uncased()->encode("Hello", false));  // do_lower_case false is honoured
+    // special_tokens_map.json's AddedToken objects; tokenizer_config.json wins where both name a role
+    auto s = wf::load_tokenizer(*files_of({{"vocab.txt", vocab}, {"special_tokens_map.json", R"({"mask_token": {"content": "[unused1]"}, "cls_token": "[unused2]"})"},
+                                           {"tokenizer_config.json", R"({"mask_token": "[unused3]"})"}}));
+    REQUIRE(s->special().mask == *s->token_id("[unused3]"));
+    REQUIRE(s->special().cls == *s->token_id("[unused2]"));
+    REQUIRE(s->encode("x").front() == *s->token_id("[unused2]"));  // the template uses the cls role
+    REQUIRE_THROWS_WITH(wf::load_tokenizer(*files_of({{"vocab.txt", vocab}, {"tokenizer_config.json", R"({"mask_token": "<mask>"})"}})),
+                        Catch::Contains("mask_token \"<mask>\" is not in the vocabulary"));
+    REQUIRE_THROWS_WITH(wf::load_tokenizer(*files_of({{"vocab.txt", vocab}, {"tokenizer_config.json", R"({"mask_token": 5})"}})),
+                        Catch::Contains("mask_token must be a token text"));
+    // without any of them: a vocabulary with no [MASK] has no mask role, and no template without [CLS]/[SEP]
+    auto bare = wf::load_vocab_txt("[UNK]\nhello\n", {});
+    REQUIRE(bare->special().mask == -1);
+    REQUIRE(bare->encode("hello") == std::vector<int32_t>{1});
+}
+
+TEST_CASE("tokenizer.json: post-processors decide what add_special_tokens adds, for BPE too", "[tokenizers]") {
+    const wf::json gpt2_pre = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+    auto plain = wf::load_tokenizer_json(gpt2_tokenizer_json(gpt2_pre, nullptr));
+    REQUIRE(plain->encode("The dog") == std::vector<int32_t>{464, 3290});
+    const wf::json bos_eos = {{"type", "TemplateProcessing"},
+                              {"single", {{{"SpecialToken", {{"id", "<|endoftext|>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
+                                          {{"SpecialToken", {{"id", "<|endoftext|>"}, {"type_id", 0}}}}}},
+                              {"special_tokens", {{"<|endoftext|>", {{"id", "<|endoftext|>"}, {"ids", {50256}}, {"tokens", {"<|endoftext|>"}}}}}}};
+    auto wrapped = wf::load_tokenizer_json(gpt2_tokenizer_json(gpt2_pre, bos_eos));
+    REQUIRE(wrapped->encode("The dog") == std::vector<int32_t>{50256, 464, 3290, 50256});
+    REQUIRE(wrapped->encode("The dog", false) == std::vector<int32_t>{464, 3290});
+    REQUIRE(wrapped->special().eos == 50256);
+    // GPT-2's pattern as a Split pre-tokenizer is the same pre-tokenizer; an unknown pattern is named in the error
+    const std::string gpt2_regex = R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+    const wf::json split = {{"type", "Sequence"},
+                            {"pretokenizers", {{{"type", "Split"}, {"pattern", {{"Regex", gpt2_regex}}}, {"behavior", "Isolated"}, {"invert", false}},
+                                               {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"use_regex", false}}}}};
+    REQUIRE(wf::load_tokenizer_json(gpt2_tokenizer_json(split, nullptr))->encode("Hello world's 123!") == plain->encode("Hello world's 123!"));
+    wf::json other = split;
+    other["pretokenizers"][0]["pattern"]["Regex"] = "(?i:'s|'t)|\\p{L}+";
+    REQUIRE_THROWS_WITH(wf::load_tokenizer_json(gpt2_tokenizer_json(other, nullptr)), Catch::Contains("pre-tokenizer pattern \"(?i:'s|'t)"));
+    REQUIRE_THROWS_WITH(wf::load_tokenizer_json(gpt2_tokenizer_json(gpt2_pre, {{"type", "Weird"}})), Catch::Contains("post_processor type \"Weird\""));
+    // WordPiece with BertProcessing: cls and sep come from it
+    wf::json vocab = wf::json::object();
+    int id = 0;
+    for (const char* t : {"[PAD]", "[UNK]", "<cls>", "<sep>", "hello"}) vocab[t] = id++;
+    const wf::json wp = {{"model", {{"type", "WordPiece"}, {"vocab", vocab}, {"unk_token", "[UNK]"}}},
+                         {"post_processor", {{"type", "BertProcessing"}, {"cls", {"<cls>", 2}}, {"sep", {"<sep>", 3}}}}};
+    auto w = wf::load_tokenizer_json(wp.dump());
+    REQUIRE(w->encode("hello") == std::vector<int32_t>{2, 4, 3});
+    REQUIRE(w->special().cls == 2);
+    REQUIRE(w->special().sep == 3);
 }

@@ -124,7 +124,7 @@ test('errors are Errors with the core message; a bad call does not break the nex
   assert.equal((await gen.complete('x', { max_new_tokens: 1 })).tokens.length, 1);
   await fm.dispose();
   await assert.rejects(fm.fill('[MASK]'), { message: /disposed/ });
-  await assert.rejects(FillMask.load(GPT2), { message: /needs a BERT model/ });
+  await assert.rejects(FillMask.load(GPT2), { message: /fill-mask needs a model that can run it; this one \(gpt2\) supports: text-generation/ });
   await assert.rejects(TextGenerator.load(GPT2, { dtype: 'f32', memory_budget: 1 << 20 }), { message: /over the budget of 1 MiB/ });
   await assert.rejects(FillMask.load({ 'config.json': '{"model_type": "bert", "hidden_size": 770}' }), { message: /model.safetensors/ });
   const broken = { ...filesOf(BERT), 'config.json': '{"model_type": "bert", "hidden_size": 770, "num_attention_heads": 12}' };

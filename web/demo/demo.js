@@ -1,6 +1,6 @@
 // The demo page: fill-mask, streamed continuation, attention heatmap, model picker. All inference runs in the
 // package's Web Worker, so the page stays responsive.
-import { FillMask, TextGenerator } from '../src/index.js';
+import { Model } from '../src/index.js';
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
@@ -28,53 +28,31 @@ function progress(e) {
   if (e.status === 'initiate') $('progress').value = 0;
 }
 
-async function architectureOf(source) {
-  if (Array.isArray(source) && source.length === 1 && /\.gguf$/i.test(source[0].name)) {
-    // GGUF: find the general.architecture entry in the header: key, then type 8 (string), length, value
-    const head = new Uint8Array(await source[0].slice(0, 1 << 16).arrayBuffer());
-    const key = new TextEncoder().encode('general.architecture');
-    for (let i = 24; i + key.length + 12 < head.length; i++) {
-      if (!key.every((b, j) => head[i + j] === b)) continue;
-      const v = new DataView(head.buffer, i + key.length);
-      if (v.getUint32(0, true) !== 8) break;
-      const n = Number(v.getBigUint64(4, true));
-      return new TextDecoder().decode(head.subarray(i + key.length + 12, i + key.length + 12 + n));
-    }
-    throw new Error(`${source[0].name}: no general.architecture in the GGUF header`);
-  }
-  if (typeof source === 'string') {
-    const base = source.endsWith('/') ? source : source + '/';
-    const hf = /^https:\/\/huggingface\.co\/([^/]+\/[^/]+)\/?$/.exec(source);
-    const url = hf ? `https://huggingface.co/${hf[1]}/resolve/main/config.json` : base + 'config.json';
-    return (await (await fetch(url)).json()).model_type;
-  }
-  const cfg = source.find((f) => f.name === 'config.json');
-  if (!cfg) throw new Error('the files have no config.json');
-  return JSON.parse(await cfg.text()).model_type;
-}
-
+// Loads any model the engine runs and puts it where its task is: a masked LM in the fill-mask box, a causal LM in
+// the continuation box. The engine says what a model can do (info.tasks).
 async function loadModel(source, label) {
   setStatus('model-status', `Loading ${label}…`);
   try {
-    const arch = await architectureOf(source);
     const t0 = performance.now();
-    if (arch === 'bert') {
+    const m = await Model.load(source, { progress_callback: progress });
+    const { info } = m;
+    if (info.tasks.includes('fill-mask')) {
       await state.fm?.dispose();
-      state.fm = await FillMask.load(source, { progress_callback: progress });
-      fillLayerChoices(state.fm.info);
-    } else if (arch === 'gpt2') {
+      state.fm = m;
+      fillLayerChoices(info);
+    } else if (info.tasks.includes('text-generation')) {
       await state.gen?.dispose();
-      state.gen = await TextGenerator.load(source, { progress_callback: progress });
+      state.gen = m;
     } else {
-      throw new Error(`model_type "${arch}" is not supported (bert or gpt2)`);
+      await m.dispose();
+      throw new Error(`this demo shows fill-mask and text-generation; the model supports ${info.tasks.join(', ') || 'no task'}`);
     }
-    const info = (arch === 'bert' ? state.fm : state.gen).info;
     $('progress').value = 100;
     let cached = '';
     if (typeof caches !== 'undefined' && typeof source === 'string') {
       try { cached = ` ${(await (await caches.open('wasmformer-v1')).keys()).length} files in the browser cache for offline use.`; } catch {}
     }
-    setStatus('model-status', `Loaded ${label}: ${arch}, ${info.n_layer} layers × ${info.n_embd} wide, ${info.n_vocab} tokens, in ${Math.round(performance.now() - t0)} ms.${cached}`);
+    setStatus('model-status', `Loaded ${label}: ${info.architecture} (${info.tasks.join(', ')}), ${info.n_layer} layers × ${info.n_embd} wide, ${info.n_vocab} tokens, in ${Math.round(performance.now() - t0)} ms.${cached}`);
   } catch (e) {
     setStatus('model-status', `Could not load ${label}: ${e.message}`);
   }

@@ -22,7 +22,7 @@ export class LocalBackend {
 
   async load(kind, source, opts = {}, onProgress, signal) {
     const e = await this.engine();
-    const files = await resolve(source, { weights: kind === 'pipeline', cache: opts.cache ?? true, signal, fetch: opts.fetch });
+    const files = await resolve(e, source, { weights: kind === 'pipeline', cache: opts.cache ?? true, signal, fetch: opts.fetch });
     const fileSet = await download(e, files, { signal, progress_callback: onProgress });
     try {
       const obj = kind === 'pipeline' ? new e.Pipeline() : new e.Tokenizer();

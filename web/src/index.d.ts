@@ -17,7 +17,9 @@ export interface ProgressEvent {
 }
 
 export interface LoadOptions {
-  dtype?: 'as_stored' | 'f32' | 'f16' | 'q8_0';  // convert weights at load time to save memory
+  // weight storage: auto (default: as stored, F16/BF16 widened to f32 while the model stays under 1 GiB), as_stored
+  // (the least memory), or converted at load (transformers.js's fp32 / fp16 / q8 are accepted too)
+  dtype?: 'auto' | 'as_stored' | 'f32' | 'f16' | 'bf16' | 'q8_0' | 'fp32' | 'fp16' | 'q8';
   memory_budget?: number;                    // bytes; a model estimated to need more is refused before allocating
   cache?: boolean;                           // browsers: Cache API (default true)
   signal?: AbortSignal;
@@ -33,11 +35,16 @@ export interface LoadOptions {
 // cross-origin isolated). Every result's timings carry it.
 export interface EngineInfo { threads: number; threading: string; backend: 'local' | 'worker' }
 
+export type Task = 'fill-mask' | 'text-generation';
+
 export interface ModelInfo {
-  architecture: 'bert' | 'gpt2';
+  architecture: string;                      // the engine's name of the family: 'bert', 'gpt2', …
+  tasks: Task[];                             // what the model can run
   n_layer: number; n_embd: number; n_head: number; n_vocab: number; n_ctx: number;
-  weight_bytes: number;
-  mask_token: string;
+  dtype: string;                             // what the dtype option became, e.g. 'auto (f16/bf16 widened to f32)'
+  weight_bytes: number;                      // weights the engine owns (the rest are views into the file)
+  borrows_file_bytes: boolean;
+  mask_token: string;                        // '' if the tokenizer has none
 }
 
 export interface TokenizerLike {
@@ -62,17 +69,13 @@ export class Tokenizer extends Disposable implements TokenizerLike {
 export interface FillMaskCandidate { score: number; token: number; token_str: string; sequence: string; }
 export interface Attention { layer: number; heads: number; data: Float32Array; }  // (heads, tokens, tokens)
 
-export class FillMask extends Disposable {
-  static load(source: ModelSource, opts?: LoadOptions): Promise<FillMask>;
-  readonly tokenizer: TokenizerLike;
-  fill(text: string, opts?: { top_k?: number; targets?: string | string[]; signal?: AbortSignal; attention_layer?: number }):
-    Promise<{ results: FillMaskCandidate[][]; attention?: Attention; timings: { seconds: number } & EngineInfo }>;
-}
+export interface FillMaskOptions { top_k?: number; targets?: string | string[]; signal?: AbortSignal; attention_layer?: number }
+export interface FillMaskResult { results: FillMaskCandidate[][]; attention?: Attention; timings: { seconds: number } & EngineInfo }
 
 export interface GenerationOptions {
   max_new_tokens?: number; do_sample?: boolean; temperature?: number; top_k?: number; top_p?: number; min_p?: number;
   repetition_penalty?: number; no_repeat_ngram_size?: number; stop?: string | string[]; seed?: number;
-  signal?: AbortSignal; attention_layer?: number;
+  stop_at_eos?: boolean; signal?: AbortSignal; attention_layer?: number;
 }
 export interface GenerationResult {
   text: string;
@@ -83,11 +86,21 @@ export interface GenerationResult {
   timings: { seconds: number; tokens_per_second: number } & EngineInfo;
 }
 
-export class TextGenerator extends Disposable {
-  static load(source: ModelSource, opts?: LoadOptions): Promise<TextGenerator>;
+// Any model the engine runs; its methods work for the tasks in info.tasks (an error names the ones it supports).
+export class Model extends Disposable {
+  static load(source: ModelSource, opts?: LoadOptions): Promise<Model>;
   readonly tokenizer: TokenizerLike;
+  fill(text: string, opts?: FillMaskOptions): Promise<FillMaskResult>;
   generate(prompt: string, opts?: GenerationOptions): AsyncIterable<string> & { result: GenerationResult | null };
   complete(prompt: string, opts?: GenerationOptions & { onToken?: (piece: string) => void }): Promise<GenerationResult>;
+}
+// A model loaded for fill-mask (refused at load if it cannot fill masks).
+export class FillMask extends Model {
+  static load(source: ModelSource, opts?: LoadOptions): Promise<FillMask>;
+}
+// A model loaded for text generation.
+export class TextGenerator extends Model {
+  static load(source: ModelSource, opts?: LoadOptions): Promise<TextGenerator>;
 }
 
 export interface FillMaskPipeline {

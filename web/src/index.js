@@ -121,35 +121,35 @@ class ModelTokenizer {
   }
 }
 
-class Model extends Handle {
+// A model and its tokenizer. What it can do is info.tasks (fill-mask, text-generation, …), known once loaded;
+// FillMask and TextGenerator are models loaded for one task, refused at load if the model cannot run it.
+export class Model extends Handle {
+  static async load(source, opts = {}) {
+    return Model._load(Model, null, source, opts);
+  }
   get tokenizer() {
     return (this._tokenizer ??= new ModelTokenizer(this));
   }
-  // Loads a model and checks it is the architecture the subclass runs.
-  static async _load(Cls, architecture, task, source, opts) {
+  static async _load(Cls, task, source, opts) {
     const { backend, handle, info, owns } = await open('pipeline', source, opts);
     const m = new Cls(backend, handle, info);
     m._ownsBackend = owns;
-    if (info.architecture !== architecture) {
+    if (task && !info.tasks.includes(task)) {
       await m.dispose();
-      throw new Error(`${task} needs a ${architecture === 'bert' ? 'BERT' : 'GPT-2'} model; this one is ${info.architecture}`);
+      throw new Error(`${task} needs a model that can run it; this one (${info.architecture}) supports: ${info.tasks.join(', ') || 'no task'}`);
     }
     return m;
   }
-}
-
-// -------------------------------------------------------------------------------------------------- FillMask
-export class FillMask extends Model {
-  static load(source, opts = {}) {
-    return Model._load(FillMask, 'bert', 'fill-mask', source, opts);
+  _need(task) {
+    if (!this.info.tasks.includes(task)) throw new Error(`${task}: this model (${this.info.architecture}) supports ${this.info.tasks.join(', ') || 'no task'}`);
   }
-  // → { results: one list per mask of { score, token, token_str, sequence }, attention?: { layer, data, heads, tokens } }
-  fill(text, { top_k = 5, targets, signal, attention_layer } = {}) {
+
+  // fill-mask → { results: one list per mask of { score, token, token_str, sequence }, attention?: { layer, data, heads },
+  // timings }. Options other than signal go to the engine, which checks them (top_k, targets, attention_layer).
+  fill(text, { signal, ...options } = {}) {
     return this._serial(async () => {
+      this._need('fill-mask');
       checkSignal(signal);
-      const options = { top_k };
-      if (targets != null) options.targets = Array.isArray(targets) ? targets : [targets];
-      if (attention_layer != null) options.attention_layer = attention_layer;
       const t0 = now();
       const r = await this._call('fillMask', { text, options }, signal);
       const out = { results: r.results, timings: { seconds: (now() - t0) / 1000, ...(await this.engineInfo()) } };
@@ -157,22 +157,13 @@ export class FillMask extends Model {
       return out;
     });
   }
-}
 
-// ---------------------------------------------------------------------------------------------- TextGenerator
-const GEN_KEYS = ['max_new_tokens', 'do_sample', 'temperature', 'top_k', 'top_p', 'min_p', 'repetition_penalty', 'no_repeat_ngram_size', 'stop', 'seed', 'attention_layer'];
-
-export class TextGenerator extends Model {
-  static load(source, opts = {}) {
-    return Model._load(TextGenerator, 'gpt2', 'text generation', source, opts);
-  }
-
-  // An AsyncIterable of text pieces (whole characters only). Abort with { signal }: the iteration ends within one
-  // token and the model stays usable. After the loop, .result holds { text, finish_reason, tokens }.
-  generate(prompt, opts = {}) {
+  // text-generation: an AsyncIterable of text pieces (whole characters only). Abort with { signal }: the iteration
+  // ends within one token and the model stays usable. After the loop, .result holds { text, finish_reason, tokens }.
+  // Options other than signal go to the engine, which checks them (max_new_tokens, do_sample, temperature, top_k,
+  // top_p, min_p, repetition_penalty, no_repeat_ngram_size, seed, stop, stop_at_eos, attention_layer).
+  generate(prompt, { signal, ...options } = {}) {
     const self = this;
-    const options = {};
-    for (const k of GEN_KEYS) if (opts[k] !== undefined) options[k] = k === 'stop' && typeof opts[k] === 'string' ? [opts[k]] : opts[k];
     const stream = {
       result: null,
       async *[Symbol.asyncIterator]() {
@@ -183,21 +174,22 @@ export class TextGenerator extends Model {
         await prev;
         try {
           if (self._disposed) throw new Error('wasmformer: this object was disposed');
-          checkSignal(opts.signal);
+          self._need('text-generation');
+          checkSignal(signal);
           const t0 = now();
           const start = await self._call('generateStart', { prompt, options });
           const tokens = [];
           let text = '', finish = null, attention;
           while (!finish) {
-            if (opts.signal?.aborted) {
+            if (signal?.aborted) {
               finish = 'aborted';
               break;
             }
             let s;
             try {
-              s = await self._call('generateStep', {}, opts.signal);
+              s = await self._call('generateStep', {}, signal);
             } catch (e) {
-              if (e?.name !== 'AbortError' || !opts.signal?.aborted) throw e;
+              if (e?.name !== 'AbortError' || !signal?.aborted) throw e;
               finish = 'aborted';  // stopped inside the step (the prompt's layers): no token from it
               break;
             }
@@ -221,10 +213,24 @@ export class TextGenerator extends Model {
   }
 
   // Runs a whole generation: { text, finish_reason, tokens: [{ id, text, logprob }], timings }.
-  async complete(prompt, opts = {}) {
+  async complete(prompt, { onToken, ...opts } = {}) {
     const s = this.generate(prompt, opts);
-    for await (const piece of s) opts.onToken?.(piece);
+    for await (const piece of s) onToken?.(piece);
     return s.result;
+  }
+}
+
+// -------------------------------------------------------------------------------------------------- FillMask
+export class FillMask extends Model {
+  static load(source, opts = {}) {
+    return Model._load(FillMask, 'fill-mask', source, opts);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------- TextGenerator
+export class TextGenerator extends Model {
+  static load(source, opts = {}) {
+    return Model._load(TextGenerator, 'text-generation', source, opts);
   }
 }
 
@@ -234,9 +240,9 @@ const now = () => (typeof performance === 'object' ? performance.now() : Date.no
 export async function pipeline(task, source, opts = {}) {
   if (task === 'fill-mask') {
     const m = await FillMask.load(source, opts);
-    const unmasker = async (texts, { top_k = 5, targets, signal } = {}) => {
+    const unmasker = async (texts, opts = {}) => {
       const one = async (t) => {
-        const { results } = await m.fill(t, { top_k, targets, signal });
+        const { results } = await m.fill(t, opts);
         return results.length === 1 ? results[0] : results;
       };
       return Array.isArray(texts) ? Promise.all(texts.map(one)) : one(texts);
@@ -246,11 +252,12 @@ export async function pipeline(task, source, opts = {}) {
   if (task === 'text-generation') {
     const m = await TextGenerator.load(source, opts);
     const generator = async (prompts, o = {}) => {
+      const { streamer, return_full_text, ...engineOpts } = o;
       const one = async (p) => {
-        const onToken = o.streamer ? (typeof o.streamer === 'function' ? o.streamer : (t) => o.streamer.callback_function?.(t)) : undefined;
-        const r = await m.complete(p, { ...o, onToken });
-        o.streamer?.end?.();
-        return [{ generated_text: o.return_full_text === false ? r.text : p + r.text }];
+        const onToken = streamer ? (typeof streamer === 'function' ? streamer : (t) => streamer.callback_function?.(t)) : undefined;
+        const r = await m.complete(p, { ...engineOpts, onToken });
+        streamer?.end?.();
+        return [{ generated_text: return_full_text === false ? r.text : p + r.text }];
       };
       return Array.isArray(prompts) ? Promise.all(prompts.map(one)) : one(prompts);
     };

@@ -3,11 +3,9 @@
 // A source is: a folder URL or a Hugging Face repo URL (https://huggingface.co/{repo} or …/resolve/{rev}/); a map of
 // file names to ArrayBuffer / typed array / Blob / string; an array or FileList of File objects; in Node also a
 // folder path. Sizes are known before any byte is read (HEAD requests for URLs), so progress has its total up front.
-import { heapU8 } from './engine.js';
+import { heapU8, json, result } from './engine.js';
 
-const WEIGHTS = ['model.safetensors.index.json', 'model.safetensors'];
-const TOKENIZER_SETS = [['tokenizer.json'], ['vocab.txt'], ['vocab.json', 'merges.txt']];
-const OPTIONAL = ['tokenizer_config.json'];
+const INDEX = 'model.safetensors.index.json';
 export const CACHE_NAME = 'wasmformer-v1';
 
 const isNode = typeof process === 'object' && process.versions?.node && typeof window === 'undefined';
@@ -32,37 +30,17 @@ export function baseUrl(src) {
 
 const isGguf = (name) => /\.gguf$/i.test(name);
 
-// Which files a model folder needs, given a way to ask whether a file exists (and how big it is), or the one
-// .gguf file among `names` (a GGUF holds weights, hyper-parameters and tokenizer).
-async function pick(exists, needWeights, names = []) {
-  const gguf = names.filter(isGguf);
-  if (gguf.length > 1) throw new Error(`several .gguf files (${gguf.join(', ')}): give one model file`);
-  if (gguf.length === 1) return [{ name: gguf[0], size: await exists(gguf[0]) }];
-  const out = [];
-  const add = async (name, required) => {
-    const size = await exists(name);
-    if (size != null) out.push({ name, size });
-    else if (required) throw new Error(`model source has no ${name}`);
-    return size != null;
-  };
-  if (needWeights) await add('config.json', true);
-  else await add('config.json', false);
-  if (needWeights) {
-    if (!(await add(WEIGHTS[0], false)) && !(await add(WEIGHTS[1], false)))
-      throw new Error('model source has no model.safetensors or model.safetensors.index.json');
+// Which files to read is the engine's decision (tasks/pipeline.h: select_files), made from the names a source
+// has; a source that cannot list its files is asked for each name the engine may want (candidateFiles).
+// size(name) → the file's size, or null when it is absent. Returns [{ name, size }].
+async function pick(engine, weights, size, names = null) {
+  if (!names) {
+    const candidates = result(engine.candidateFiles(weights));
+    const sizes = await Promise.all(candidates.map(size));
+    names = candidates.filter((n, i) => sizes[i] != null);
   }
-  let tok = false;
-  for (const set of TOKENIZER_SETS) {
-    const sizes = await Promise.all(set.map(exists));
-    if (sizes.every((s) => s != null)) {
-      set.forEach((name, i) => out.push({ name, size: sizes[i] }));
-      tok = true;
-      break;
-    }
-  }
-  if (!tok) throw new Error('model source has no tokenizer (tokenizer.json, vocab.txt, or vocab.json + merges.txt)');
-  for (const name of OPTIONAL) await add(name, false);
-  return out;
+  const chosen = result(engine.selectFiles(json(names), weights));
+  return Promise.all(chosen.map(async (name) => ({ name, size: await size(name) })));
 }
 
 async function cacheStore(useCache) {
@@ -71,7 +49,7 @@ async function cacheStore(useCache) {
 }
 
 // Resolves a source into [{ name, size, open(): AsyncIterable<Uint8Array> }], without reading any weights yet.
-export async function resolve(source, { weights = true, cache = true, signal, fetch: fetchFn = globalThis.fetch } = {}) {
+export async function resolve(engine, source, { weights = true, cache = true, signal, fetch: fetchFn = globalThis.fetch } = {}) {
   aborted(signal);
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) source = { 'model.gguf': source };  // bytes alone: a GGUF file
   if (typeof source === 'string' && isNode && !/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) {
@@ -82,7 +60,9 @@ export async function resolve(source, { weights = true, cache = true, signal, fe
       return [{ name: path.basename(source), size, open: () => nodeChunks(fs, source, signal) }];
     }
     const stat = async (n) => { try { return (await fs.stat(path.join(source, n))).size; } catch { return null; } };
-    const files = await pick(stat, weights);
+    let names;
+    try { names = await fs.readdir(source); } catch (e) { throw new Error(`${source}: ${e.code === 'ENOENT' ? 'no such folder' : e.message}`); }
+    const files = await pick(engine, weights, stat, names);
     await addShards(files, async (n) => JSON.parse(await fs.readFile(path.join(source, n), 'utf8')), stat);
     return files.map((f) => ({ ...f, open: () => nodeChunks(fs, path.join(source, f.name), signal) }));
   }
@@ -105,7 +85,7 @@ export async function resolve(source, { weights = true, cache = true, signal, fe
       const len = res.headers.get('content-length');
       return len == null ? -1 : Number(len);
     };
-    const files = await pick(head, weights);
+    const files = await pick(engine, weights, head);
     await addShards(files, async (n) => (await fetchFn(base + n, { signal })).json(), head);
     return files.map((f) => ({ ...f, url: base + f.name, open: () => urlChunks(base + f.name, store, signal, fetchFn) }));
   }
@@ -124,14 +104,14 @@ export async function resolve(source, { weights = true, cache = true, signal, fe
     else throw new Error(`file ${name}: unsupported data (give ArrayBuffer, a typed array, a Blob or a string)`);
   }
   const size = (n) => (data.has(n) ? data.get(n).size ?? data.get(n).byteLength : null);
-  const files = await pick(size, weights, [...data.keys()]);
+  const files = await pick(engine, weights, size, [...data.keys()]);
   await addShards(files, async (n) => JSON.parse(await textOf(data.get(n))), size);
   return files.map((f) => ({ ...f, open: () => memChunks(data.get(f.name), signal) }));
 }
 
 async function addShards(files, readJson, size) {
-  if (!files.some((f) => f.name === WEIGHTS[0])) return;
-  const index = await readJson(WEIGHTS[0]);
+  if (!files.some((f) => f.name === INDEX)) return;
+  const index = await readJson(INDEX);
   const shards = [...new Set(Object.values(index?.weight_map ?? {}))];
   for (const s of shards) {
     if (typeof s !== 'string' || !/^[^/\\:]+$/.test(s) || s === '.' || s === '..')

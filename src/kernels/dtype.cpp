@@ -1,0 +1,139 @@
+// The storage-type table and each type's scalar conversions (the reference the SIMD paths are tested against).
+#include "kernels/dtype.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstring>
+
+namespace wf {
+namespace {
+
+void f32_to_f32(const uint8_t* src, float* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
+void f32_from_f32(const float* src, uint8_t* dst, int64_t n) { std::memcpy(dst, src, size_t(n) * 4); }
+
+template <float (*Widen)(uint16_t)>
+void half_to_f32(const uint8_t* src, float* dst, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, src + 2 * i, 2);
+        dst[i] = Widen(h);
+    }
+}
+template <uint16_t (*Narrow)(float)>
+void half_from_f32(const float* src, uint8_t* dst, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+        const uint16_t h = Narrow(src[i]);
+        std::memcpy(dst + 2 * i, &h, 2);
+    }
+}
+
+void q8_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
+    for (int64_t b = 0; b < n / q8_block; ++b) {
+        block_q8_0 blk;
+        std::memcpy(&blk, src + b * int64_t(sizeof blk), sizeof blk);
+        const float d = f16_to_f32(blk.d);
+        for (int i = 0; i < q8_block; ++i) dst[b * q8_block + i] = d * float(blk.q[i]);
+    }
+}
+void q8_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
+    for (int64_t b = 0; b < n / q8_block; ++b) {
+        block_q8_0 blk;
+        quantize_q8_0(src + b * q8_block, q8_block, &blk);
+        std::memcpy(dst + b * int64_t(sizeof blk), &blk, sizeof blk);
+    }
+}
+
+// Block b of a q4_0 row as its f16 scale and 32 signed values q − 8 ∈ [−8, 7].
+block_q8_0 unpack_q4_0(const uint8_t* src, int64_t b) {
+    block_q4_0 blk;
+    std::memcpy(&blk, src + b * int64_t(sizeof blk), sizeof blk);
+    block_q8_0 out;
+    out.d = blk.d;
+    for (int i = 0; i < 16; ++i) {
+        out.q[i] = int8_t(int(blk.qs[i] & 0x0F) - 8);
+        out.q[16 + i] = int8_t(int(blk.qs[i] >> 4) - 8);
+    }
+    return out;
+}
+void q4_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
+    for (int64_t b = 0; b < n / q8_block; ++b) {
+        const block_q8_0 blk = unpack_q4_0(src, b);
+        const float d = f16_to_f32(blk.d);
+        for (int i = 0; i < q8_block; ++i) dst[b * q8_block + i] = d * float(blk.q[i]);
+    }
+}
+void q4_0_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n) {
+    for (int64_t b = 0; b < n / q8_block; ++b) {
+        const block_q8_0 blk = unpack_q4_0(src, b);
+        std::memcpy(dst + b * int64_t(sizeof blk), &blk, sizeof blk);
+    }
+}
+// As ggml's quantize_row_q4_0_ref: d = (the value of largest magnitude) / −8, q = clamp(round(x/d) + 8, 0, 15).
+void q4_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
+    for (int64_t b = 0; b < n / q8_block; ++b) {
+        const float* x = src + b * q8_block;
+        float amax = 0, mx = 0;
+        for (int i = 0; i < q8_block; ++i)
+            if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), mx = x[i];
+        const float d = mx / -8.0f, id = d != 0.0f ? 1.0f / d : 0.0f;
+        block_q4_0 blk;
+        blk.d = f32_to_f16(d);
+        for (int i = 0; i < 16; ++i) {
+            const int lo = std::min(15, int(x[i] * id + 8.5f)), hi = std::min(15, int(x[16 + i] * id + 8.5f));
+            blk.qs[i] = uint8_t(std::max(0, lo) | std::max(0, hi) << 4);
+        }
+        std::memcpy(dst + b * int64_t(sizeof blk), &blk, sizeof blk);
+    }
+}
+
+// In enum order. q4_0 is not computed: the loader re-blocks it as q8_0, exactly (same scale, values d·(q − 8)).
+constexpr dtype_traits kTraits[] = {
+    {"F32", 0, 1, 4, true, f32_to_f32, f32_from_f32, nullptr},
+    {"F16", 1, 1, 2, true, half_to_f32<f16_to_f32>, half_from_f32<f32_to_f16>, nullptr},
+    {"BF16", 30, 1, 2, true, half_to_f32<bf16_to_f32>, half_from_f32<f32_to_bf16>, nullptr},
+    {"Q8_0", 8, 32, 34, true, q8_0_to_f32, q8_0_from_f32, nullptr},
+    {"Q4_0", 2, 32, 18, false, q4_0_to_f32, q4_0_from_f32, q4_0_to_q8_0},
+};
+static_assert(std::size(kTraits) == std::size(all_dtypes));
+
+// Every ggml type number's name (numbers 4 and 5 were removed from ggml), whether this engine reads it or not.
+constexpr const char* kGgmlNames[] = {"F32",   "F16",    "Q4_0",    "Q4_1",  "",       "",      "Q5_0",   "Q5_1", "Q8_0", "Q8_1",
+                                      "Q2_K",  "Q3_K",   "Q4_K",    "Q5_K",  "Q6_K",   "Q8_K",  "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S",
+                                      "IQ4_NL", "IQ3_S", "IQ2_S",   "IQ4_XS", "I8",    "I16",   "I32",    "I64",  "F64",  "IQ1_M", "BF16"};
+
+}  // namespace
+
+const dtype_traits& traits(dtype t) { return kTraits[size_t(t)]; }
+
+std::optional<dtype> dtype_from_ggml(uint32_t ggml_type) {
+    for (dtype t : all_dtypes)
+        if (traits(t).ggml_type == ggml_type) return t;
+    return std::nullopt;
+}
+
+std::optional<dtype> dtype_from_name(std::string_view name) {
+    for (dtype t : all_dtypes) {
+        const std::string_view n = traits(t).name;
+        if (n.size() == name.size() &&
+            std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) { return a == std::toupper(static_cast<unsigned char>(b)); }))
+            return t;
+    }
+    return std::nullopt;
+}
+
+const char* ggml_type_name(uint32_t t) { return t < std::size(kGgmlNames) && *kGgmlNames[t] ? kGgmlNames[t] : "unknown"; }
+
+void quantize_q8_0(const float* x, int64_t n, block_q8_0* out) {
+    for (int64_t b = 0; b < n / q8_block; ++b) {
+        const float* xb = x + b * q8_block;
+        float amax = 0.0f;
+        for (int i = 0; i < q8_block; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        out[b].d = f32_to_f16(d);
+        for (int i = 0; i < q8_block; ++i) out[b].q[i] = int8_t(std::lround(xb[i] * id));
+    }
+}
+
+}  // namespace wf

@@ -1,0 +1,76 @@
+// Storage types of weight matrices, and the one table that knows them: a type's name (as GGUF and safetensors
+// write it), its GGUF number, its block geometry and its conversions to and from f32. Tensors, kernels, the file
+// readers and the weight loader all ask this table; adding a type is one row here plus its conversions and dots.
+//
+// Convention: a matrix is row-major; a Linear weight is (out, in) = (n_rows, n_cols), so y = x·Wᵀ + b reads one
+// row of W per output. Activations are (tokens, features), row-major.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "core/half.h"
+
+namespace wf {
+
+enum class dtype : uint8_t { f32, f16, bf16, q8_0, q4_0 };
+constexpr dtype all_dtypes[] = {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0, dtype::q4_0};
+
+struct dtype_traits {
+    const char* name;     // "F32", "Q8_0": GGUF's and safetensors' spelling
+    uint32_t ggml_type;   // GGUF's number for the type
+    int block;            // values per block (1 for plain floats); a row's length is a multiple of it
+    int block_bytes;      // bytes per block
+    bool computed;        // matmul reads it directly; otherwise the loader converts it (see weights.h)
+    // n values (a multiple of `block`) ↔ f32. from_f32 rounds to nearest (even) and picks block scales as GGUF does.
+    void (*to_f32)(const uint8_t* src, float* dst, int64_t n);
+    void (*from_f32)(const float* src, uint8_t* dst, int64_t n);
+    // n values re-blocked as q8_0 without loss (same scales), for a type matmul does not compute; null if none.
+    void (*to_q8_0)(const uint8_t* src, uint8_t* dst, int64_t n);
+};
+
+const dtype_traits& traits(dtype t);
+inline const char* dtype_name(dtype t) { return traits(t).name; }
+// By GGUF number / by name ("F16", case-insensitive); nullopt when the engine does not know the type.
+std::optional<dtype> dtype_from_ggml(uint32_t ggml_type);
+std::optional<dtype> dtype_from_name(std::string_view name);
+// The name of any ggml type number, known to the engine or not ("IQ2_XXS"), for error messages; "unknown" else.
+const char* ggml_type_name(uint32_t ggml_type);
+
+// Bytes of one row of n_cols values (n_cols a multiple of the block).
+inline int64_t row_bytes(dtype t, int64_t n_cols) {
+    const dtype_traits& k = traits(t);
+    return n_cols / k.block * k.block_bytes;
+}
+
+// q8_0, as in GGUF: blocks of 32 values along a row, each an f16 scale d and 32 int8 values; x = d·q.
+constexpr int q8_block = 32;
+struct block_q8_0 {
+    uint16_t d;  // f16 scale
+    int8_t q[q8_block];
+};
+static_assert(sizeof(block_q8_0) == 34, "q8_0 block is 34 bytes, as in GGUF");
+
+// q4_0, as in GGUF: blocks of 32, an f16 scale d and 16 bytes of 4-bit values; x = d·(q − 8); the low nibbles
+// hold elements 0–15, the high nibbles 16–31.
+struct block_q4_0 {
+    uint16_t d;
+    uint8_t qs[q8_block / 2];
+};
+static_assert(sizeof(block_q4_0) == 18, "q4_0 block is 18 bytes, as in GGUF");
+
+// A read-only weight matrix (n_rows = out, n_cols = in) in any storage type; rows are contiguous.
+struct matrix_view {
+    dtype type = dtype::f32;
+    int64_t n_rows = 0;  // out
+    int64_t n_cols = 0;  // in
+    const void* data = nullptr;
+    const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes(type, n_cols); }
+};
+
+// Row r of W widened to f32 (any type), and n floats (a multiple of 32) quantized to q8_0 blocks.
+inline void dequantize_row(const matrix_view& W, int64_t r, float* out) { traits(W.type).to_f32(W.row(r), out, W.n_cols); }
+void quantize_q8_0(const float* x, int64_t n, block_q8_0* out);
+
+}  // namespace wf

@@ -1,0 +1,50 @@
+// Model-agnostic numerical kernels on raw pointers. Every kernel in namespace wf has a scalar twin of the same
+// signature in namespace wf::ref; tests/test-kernels.cpp checks each pair on random data at odd sizes.
+//
+// Kernels know nothing of threads: matmul takes the column range [n_begin, n_end) of y that its caller owns and
+// the row-wise kernels take a row or element count, so a caller (nn/ops.cpp) hands each thread a slice.
+// Scratch memory lives in per-thread buffers that grow once and are reused: no allocation per call.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/dtype.h"
+
+namespace wf {
+
+// y (M×N, row stride ldy) = x (M×K, row stride ldx) · Wᵀ + bias, W = (N×K) in a computed storage type; bias may
+// be null. Writes only columns [n_begin, n_end) of y. For q8_0 weights and M < 4 the activations are quantized
+// to q8_0 blocks (as ggml does) and the dot products run in integers; otherwise weights are widened to f32.
+void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+            int64_t n_begin, int64_t n_end);
+
+// Per row of n: y = (x − mean) / sqrt(var + eps) · gamma + beta (biased variance, as torch.nn.LayerNorm).
+void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y);
+// In place. gelu_erf: x·Φ(x) (BERT "gelu"); gelu_tanh: the tanh approximation (GPT-2 "gelu_new").
+void gelu_erf(float* x, int64_t n);
+void gelu_tanh(float* x, int64_t n);
+// In place, numerically stable (max subtracted). A row whose entries are all −inf (or NaN) becomes all zeros.
+void softmax(float* x, int64_t n);
+// y += x
+void add(float* y, const float* x, int64_t n);
+// out[i, :] = table[ids[i], :] widened to f32; ids must be < table.n_rows (checked by the caller).
+void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out);
+// Σ a[i]·b[i]
+float dot(const float* a, const float* b, int64_t n);
+// y += alpha·x
+void axpy(float alpha, const float* x, float* y, int64_t n);
+
+namespace ref {
+void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+            int64_t n_begin, int64_t n_end);
+void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y);
+void gelu_erf(float* x, int64_t n);
+void gelu_tanh(float* x, int64_t n);
+void softmax(float* x, int64_t n);
+void add(float* y, const float* x, int64_t n);
+void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out);
+float dot(const float* a, const float* b, int64_t n);
+void axpy(float alpha, const float* x, float* y, int64_t n);
+}  // namespace ref
+
+}  // namespace wf

@@ -1,0 +1,380 @@
+// The matrix product, SIMD (xsimd). Natively xsimd picks the best instruction set the build enables (AVX2+FMA by default);
+// under Emscripten `-msimd128 -msse4.1` maps the SSE4.1 path onto wasm SIMD128 (f32x4, i32x4.dot_i16x8_s).
+//
+// GEMM is in dot-product form on the stored (N×K) layout: a 4×2 register tile of accumulators walks K, so that
+// 4 rows of x and 2 rows of W are loaded per step (8 mul-adds per 6 loads). W rows stay in L1 while a block of x
+// rows (sized to L2) streams past them. Non-f32 weights are widened to f32 in registers (M < 4) or into a small
+// f32 panel that the whole M block then reuses (M ≥ 4). q8_0 with M < 4 runs integer dot products on
+// q8_0-quantized activations, which reads 3.8× fewer weight bytes than f32 at integer speed.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+#include <xsimd/xsimd.hpp>
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>  // clang's header for the wasm SIMD128 instructions (not Emscripten's)
+#endif
+#if defined(__SSE4_1__)
+#include <immintrin.h>
+#endif
+
+#include "core/error.h"
+#include "kernels/kernels.h"
+
+namespace wf {
+namespace {
+
+using B = xsimd::batch<float>;
+using BI = xsimd::batch<int32_t>;
+constexpr int64_t W = int64_t(B::size);
+
+// Per-thread scratch that grows to the largest size asked for and is then reused: no allocation per call.
+thread_local std::vector<float> panel_buf, scale_buf;
+float* scratch(std::vector<float>& buf, size_t n) {
+    if (buf.size() < n) buf.resize(n);
+    return buf.data();
+}
+
+// --- loading W rows as f32 -----------------------------------------------------------------------------------
+// W half-precision values at p (bit patterns, possibly unaligned) widened to W int32 lanes.
+inline BI load_u16(const uint8_t* p) {
+#if defined(__AVX2__) && !defined(__AVX512F__)
+    static_assert(W == 8);
+    return BI(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+#elif defined(__SSE4_1__) && !defined(__AVX__)
+    static_assert(W == 4);
+    return BI(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+#else
+    alignas(64) int32_t tmp[W];
+    for (int64_t i = 0; i < W; ++i) {
+        uint16_t h;
+        std::memcpy(&h, p + 2 * i, 2);
+        tmp[i] = h;
+    }
+    return BI::load_aligned(tmp);
+#endif
+}
+
+// IEEE half → float in registers: (h & 0x7fff) << 13 reinterpreted is value·2^-112 (subnormals included),
+// so one multiply by 2^112 rebiases; inf/NaN get an all-ones exponent; the sign is or-ed back.
+inline B widen_f16(BI h) {
+    const BI em = h & BI(0x7fff);
+    const B v = xsimd::bitwise_cast<B>(em << 13) * B(0x1p112f);
+    BI bits = xsimd::bitwise_cast<BI>(v);
+    bits = bits | xsimd::select(em >= BI(0x7c00), BI(0x7f800000), BI(0));
+    bits = bits | ((h & BI(0x8000)) << 16);
+    return xsimd::bitwise_cast<B>(bits);
+}
+
+struct f32_rows {
+    static B load(const uint8_t* row, int64_t k) { return B::load_unaligned(reinterpret_cast<const float*>(row) + k); }
+    static float at(const uint8_t* row, int64_t k) {
+        float f;
+        std::memcpy(&f, row + 4 * k, 4);
+        return f;
+    }
+};
+struct f16_rows {
+    static B load(const uint8_t* row, int64_t k) { return widen_f16(load_u16(row + 2 * k)); }
+    static float at(const uint8_t* row, int64_t k) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * k, 2);
+        return f16_to_f32(h);
+    }
+};
+struct bf16_rows {
+    static B load(const uint8_t* row, int64_t k) { return xsimd::bitwise_cast<B>(load_u16(row + 2 * k) << 16); }
+    static float at(const uint8_t* row, int64_t k) {
+        uint16_t h;
+        std::memcpy(&h, row + 2 * k, 2);
+        return bf16_to_f32(h);
+    }
+};
+
+// --- the register tile ---------------------------------------------------------------------------------------
+// out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR rows of W.
+template <int MR, int NR, class Rows>
+inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, float (&out)[MR][NR]) {
+    B acc[MR][NR];
+    for (int m = 0; m < MR; ++m)
+        for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
+    int64_t k = 0;
+    for (; k + W <= K; k += W) {
+        B xv[MR];
+        for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(x + m * ldx + k);
+        for (int n = 0; n < NR; ++n) {
+            const B wv = Rows::load(w[n], k);
+            for (int m = 0; m < MR; ++m) acc[m][n] = xsimd::fma(xv[m], wv, acc[m][n]);
+        }
+    }
+    for (int m = 0; m < MR; ++m)
+        for (int n = 0; n < NR; ++n) out[m][n] = xsimd::hadd(acc[m][n]);
+    for (; k < K; ++k)
+        for (int n = 0; n < NR; ++n) {
+            const float wk = Rows::at(w[n], k);
+            for (int m = 0; m < MR; ++m) out[m][n] += x[m * ldx + k] * wk;
+        }
+}
+
+template <int MR, int NR, class Rows>
+inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, const float* bias, int64_t n0,
+                       float* y, int64_t ldy) {
+    float out[MR][NR];
+    tile<MR, NR, Rows>(x, ldx, w, K, out);
+    for (int m = 0; m < MR; ++m)
+        for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
+}
+
+// Rows [m0, m1) of x against the NR W rows starting at n0 (NR ≤ 2 here), tiles of 4 rows then the remainder.
+template <int NR, class Rows>
+void sweep_rows(const float* x, int64_t m0, int64_t m1, int64_t ldx, const uint8_t* const* w, int64_t K,
+                const float* bias, int64_t n0, float* y, int64_t ldy) {
+    int64_t m = m0;
+    for (; m + 4 <= m1; m += 4) store_tile<4, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy);
+    switch (m1 - m) {
+    case 3: store_tile<3, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 2: store_tile<2, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 1: store_tile<1, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    default: break;
+    }
+}
+
+// Few rows of x (decode): 4 W rows per step, read straight from storage and widened in registers.
+template <int MR, class Rows>
+void gemv(const float* x, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0,
+          int64_t n1) {
+    int64_t n = n0;
+    for (; n + 4 <= n1; n += 4) {
+        const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
+        store_tile<MR, 4, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);
+    }
+    for (; n < n1; ++n) {
+        const uint8_t* w[1] = {Wm.row(n)};
+        store_tile<MR, 1, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);
+    }
+}
+
+template <class Rows>
+void gemv_dispatch(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y,
+                   int64_t ldy, int64_t n0, int64_t n1) {
+    switch (M) {
+    case 3: gemv<3, Rows>(x, ldx, Wm, bias, y, ldy, n0, n1); break;
+    case 2: gemv<2, Rows>(x, ldx, Wm, bias, y, ldy, n0, n1); break;
+    default: gemv<1, Rows>(x, ldx, Wm, bias, y, ldy, n0, n1); break;
+    }
+}
+
+// Row r of W as f32, SIMD-widened for f16/bf16.
+void widen_row(const matrix_view& Wm, int64_t r, float* out) {
+    const int64_t K = Wm.n_cols;
+    const uint8_t* row = Wm.row(r);
+    auto run = [&](auto rows) {
+        int64_t k = 0;
+        for (; k + W <= K; k += W) decltype(rows)::load(row, k).store_unaligned(out + k);
+        for (; k < K; ++k) out[k] = decltype(rows)::at(row, k);
+    };
+    if (Wm.type == dtype::f16) run(f16_rows{});
+    else if (Wm.type == dtype::bf16) run(bf16_rows{});
+    else dequantize_row(Wm, r, out);
+}
+
+// Many rows of x (prefill): block x rows to fit L2, pairs of W rows (widened into an f32 panel unless f32).
+void gemm(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+          int64_t n0, int64_t n1) {
+    const int64_t K = Wm.n_cols;
+    const int64_t mb = std::max<int64_t>(4, (192 * 1024 / (K * 4)) / 4 * 4);  // x block of ≈192 KiB
+    const bool widen = Wm.type != dtype::f32;
+    float* panel = widen ? scratch(panel_buf, size_t(2 * K)) : nullptr;
+    for (int64_t m0 = 0; m0 < M; m0 += mb) {
+        const int64_t m1 = std::min(M, m0 + mb);
+        for (int64_t n = n0; n < n1; n += 2) {
+            const int nr = n + 2 <= n1 ? 2 : 1;
+            const uint8_t* w[2];
+            for (int j = 0; j < nr; ++j) {
+                if (widen) {
+                    widen_row(Wm, n + j, panel + j * K);
+                    w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
+                } else {
+                    w[j] = Wm.row(n + j);
+                }
+            }
+            if (nr == 2) sweep_rows<2, f32_rows>(x, m0, m1, ldx, w, K, bias, n, y, ldy);
+            else sweep_rows<1, f32_rows>(x, m0, m1, ldx, w, K, bias, n, y, ldy);
+        }
+    }
+}
+
+// --- q8_0 × q8_0 integer dot products ------------------------------------------------------------------------
+// q8_0 block scales are finite f16: (h & 0x7fff) << 13 as a float is value·2^-112 (subnormals included).
+inline float scale_f16(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    const uint32_t bits = uint32_t(h & 0x7fff) << 13;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return (h & 0x8000) ? -f * 0x1p112f : f * 0x1p112f;
+}
+
+// The activations of one row, quantized to q8_0 and sign-extended to int16 once, reused by every W row.
+struct q8_activations {
+    std::vector<int16_t> q;  // (K) sign-extended once (both SIMD paths multiply int16 pairs into int32)
+    std::vector<float> d;    // (K/32) block scales
+    std::vector<block_q8_0> blocks;
+    void set(const float* x, int64_t K) {
+        const int64_t nb = K / q8_block;
+        blocks.resize(size_t(nb));
+        quantize_q8_0(x, K, blocks.data());
+        q.resize(size_t(K));
+        d.resize(size_t(nb));
+        for (int64_t b = 0; b < nb; ++b) {
+            d[size_t(b)] = f16_to_f32(blocks[size_t(b)].d);
+            for (int i = 0; i < q8_block; ++i) q[size_t(b * q8_block + i)] = blocks[size_t(b)].q[i];
+        }
+    }
+};
+
+#if defined(__SSE4_1__) && !defined(__wasm_simd128__)
+inline float hsum(__m128 v) {
+    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
+    return _mm_cvtss_f32(v);
+}
+#endif
+
+#if defined(__wasm_simd128__)
+// One block's 32 int8 weights at q against 32 int16 activations: 8 weights at a time loaded sign-extended to int16
+// (v128.load8x8_s, one x86 instruction) and multiplied pairwise into int32 (i32x4.dot_i16x8_s: pmaddwd).
+inline v128_t block_dot(v128_t x0, v128_t x1, v128_t x2, v128_t x3, const uint8_t* q) {
+    v128_t s = wasm_i32x4_dot_i16x8(x0, wasm_i16x8_load8x8(q));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(x1, wasm_i16x8_load8x8(q + 8)));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(x2, wasm_i16x8_load8x8(q + 16)));
+    return wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(x3, wasm_i16x8_load8x8(q + 24)));
+}
+#endif
+
+// out[n] = Σ_blocks d_x·d_w·(q_x·q_w) for NR rows of W at once.
+template <int NR>
+inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_t nb, float (&out)[NR]) {
+#if defined(__wasm_simd128__)
+    v128_t acc[NR];
+    for (int n = 0; n < NR; ++n) acc[n] = wasm_f32x4_splat(0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const int16_t* xq = a.q.data() + b * q8_block;
+        const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
+        const float dx = a.d[size_t(b)];
+        for (int n = 0; n < NR; ++n) {
+            const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
+            const v128_t s = block_dot(x0, x1, x2, x3, blk + 2);
+            acc[n] = wasm_f32x4_add(acc[n], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s), wasm_f32x4_splat(dx * scale_f16(blk))));
+        }
+    }
+    for (int n = 0; n < NR; ++n)
+        out[n] = wasm_f32x4_extract_lane(acc[n], 0) + wasm_f32x4_extract_lane(acc[n], 1) + wasm_f32x4_extract_lane(acc[n], 2) +
+                 wasm_f32x4_extract_lane(acc[n], 3);
+#elif defined(__SSE4_1__)
+    __m128 acc[NR];
+    for (int n = 0; n < NR; ++n) acc[n] = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m128i* xq = reinterpret_cast<const __m128i*>(a.q.data() + b * q8_block);
+        const __m128i x0 = _mm_loadu_si128(xq), x1 = _mm_loadu_si128(xq + 1);
+        const __m128i x2 = _mm_loadu_si128(xq + 2), x3 = _mm_loadu_si128(xq + 3);
+        const float dx = a.d[size_t(b)];
+        for (int n = 0; n < NR; ++n) {
+            const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
+            const __m128i w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+            const __m128i w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18));
+            __m128i s = _mm_madd_epi16(x0, _mm_cvtepi8_epi16(w0));
+            s = _mm_add_epi32(s, _mm_madd_epi16(x1, _mm_cvtepi8_epi16(_mm_unpackhi_epi64(w0, w0))));
+            s = _mm_add_epi32(s, _mm_madd_epi16(x2, _mm_cvtepi8_epi16(w1)));
+            s = _mm_add_epi32(s, _mm_madd_epi16(x3, _mm_cvtepi8_epi16(_mm_unpackhi_epi64(w1, w1))));
+            acc[n] = _mm_add_ps(acc[n], _mm_mul_ps(_mm_cvtepi32_ps(s), _mm_set1_ps(dx * scale_f16(blk))));
+        }
+    }
+    for (int n = 0; n < NR; ++n) out[n] = hsum(acc[n]);
+#else
+    for (int n = 0; n < NR; ++n) {
+        float s = 0;
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
+            int32_t is = 0;
+            for (int i = 0; i < q8_block; ++i) is += int32_t(a.q[size_t(b * q8_block + i)]) * int8_t(blk[2 + i]);
+            s += float(is) * a.d[size_t(b)] * scale_f16(blk);
+        }
+        out[n] = s;
+    }
+#endif
+}
+
+#if defined(__wasm_simd128__)
+// Four W rows at once, their block scales widened beforehand into sc (nb × 4 floats, block-major): per block, the
+// four rows' int32 partial sums are transposed into one vector [S0, S1, S2, S3] and scaled by one vector multiply,
+// instead of four scalar f16 conversions, splats and multiplies.
+inline void dot_q8_4rows(const q8_activations& a, const uint8_t* const* w, const float* sc, int64_t nb, float* out) {
+    v128_t acc = wasm_f32x4_splat(0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const int16_t* xq = a.q.data() + b * q8_block;
+        const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
+        v128_t s[4];
+        for (int n = 0; n < 4; ++n) s[n] = block_dot(x0, x1, x2, x3, w[n] + b * int64_t(sizeof(block_q8_0)) + 2);
+        // [s0a+s0c, s1a+s1c, s0b+s0d, s1b+s1d] and the same for rows 2, 3; then one more add gives the four sums
+        const v128_t u01 = wasm_i32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 4, 1, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 6, 3, 7));
+        const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
+        const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
+        const v128_t scale = wasm_f32x4_mul(wasm_v128_load(sc + 4 * b), wasm_f32x4_splat(a.d[size_t(b)]));
+        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale));
+    }
+    wasm_v128_store(out, acc);
+}
+#endif
+
+void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+             int64_t n0, int64_t n1) {
+    const int64_t nb = Wm.n_cols / q8_block;
+    thread_local q8_activations xq;
+#if defined(__wasm_simd128__)
+    float* sc = scratch(scale_buf, size_t(4 * nb));
+#endif
+    for (int64_t m = 0; m < M; ++m) {
+        xq.set(x + m * ldx, Wm.n_cols);
+        float* ym = y + m * ldy;
+        int64_t n = n0;
+        for (; n + 4 <= n1; n += 4) {
+            const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
+            float out[4];
+#if defined(__wasm_simd128__)
+            for (int64_t b = 0; b < nb; ++b)
+                for (int j = 0; j < 4; ++j) sc[4 * b + j] = scale_f16(w[j] + b * int64_t(sizeof(block_q8_0)));
+            dot_q8_4rows(xq, w, sc, nb, out);
+#else
+            dot_q8_rows<4>(xq, w, nb, out);
+#endif
+            for (int j = 0; j < 4; ++j) ym[n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+        }
+        for (; n < n1; ++n) {
+            const uint8_t* w[1] = {Wm.row(n)};
+            float out[1];
+            dot_q8_rows<1>(xq, w, nb, out);
+            ym[n] = out[0] + (bias ? bias[n] : 0.0f);
+        }
+    }
+}
+
+// Out of line, so that no throw sits in the function the hot loops are inlined into (it slows them under wasm EH).
+[[noreturn, gnu::noinline]] void unsupported(dtype t) { throw error(std::string("matmul: ") + dtype_name(t) + " weights are converted at load time"); }
+
+}  // namespace
+
+void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+            int64_t n_begin, int64_t n_end) {
+    if (M <= 0 || n_begin >= n_end) return;
+    if (M >= 4) return gemm(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    switch (Wm.type) {
+    case dtype::f32: return gemv_dispatch<f32_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    case dtype::f16: return gemv_dispatch<f16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    case dtype::bf16: return gemv_dispatch<bf16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    case dtype::q8_0: return gemv_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    default: unsupported(Wm.type);
+    }
+}
+
+}  // namespace wf

@@ -1,0 +1,78 @@
+// Scalar twins of the SIMD kernels: the plain math, accumulated in double where a sum is long. They are the
+// reference the SIMD kernels are tested against, and nothing else depends on them.
+#include <cmath>
+#include <vector>
+
+#include "kernels/kernels.h"
+
+namespace wf::ref {
+
+void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+            int64_t n_begin, int64_t n_end) {
+    std::vector<float> w(static_cast<size_t>(W.n_cols));
+    for (int64_t n = n_begin; n < n_end; ++n) {
+        dequantize_row(W, n, w.data());
+        for (int64_t m = 0; m < M; ++m) {
+            double s = bias ? bias[n] : 0.0;
+            for (int64_t k = 0; k < W.n_cols; ++k) s += double(x[m * ldx + k]) * w[size_t(k)];
+            y[m * ldy + n] = float(s);
+        }
+    }
+}
+
+void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y) {
+    for (int64_t m = 0; m < M; ++m) {
+        const float* r = x + m * n;
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < n; ++i) mean += r[i];
+        mean /= double(n);
+        for (int64_t i = 0; i < n; ++i) var += (r[i] - mean) * (r[i] - mean);
+        var /= double(n);
+        const double inv = 1.0 / std::sqrt(var + eps);
+        for (int64_t i = 0; i < n; ++i) y[m * n + i] = float((r[i] - mean) * inv * gamma[i] + beta[i]);
+    }
+}
+
+void gelu_erf(float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = float(0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0))));
+}
+
+void gelu_tanh(float* x, int64_t n) {
+    const double c = std::sqrt(2.0 / M_PI);
+    for (int64_t i = 0; i < n; ++i) {
+        const double v = x[i];
+        x[i] = float(0.5 * v * (1.0 + std::tanh(c * (v + 0.044715 * v * v * v))));
+    }
+}
+
+void softmax(float* x, int64_t n) {
+    float mx = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) mx = std::fmax(mx, x[i]);
+    if (mx == -INFINITY) {
+        for (int64_t i = 0; i < n; ++i) x[i] = 0.0f;
+        return;
+    }
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += std::exp(double(x[i]) - mx);
+    for (int64_t i = 0; i < n; ++i) x[i] = float(std::exp(double(x[i]) - mx) / s);
+}
+
+void add(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out) {
+    for (int64_t i = 0; i < n_ids; ++i) dequantize_row(table, ids[i], out + i * table.n_cols);
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+    double s = 0;
+    for (int64_t i = 0; i < n; ++i) s += double(a[i]) * b[i];
+    return float(s);
+}
+
+void axpy(float alpha, const float* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
+}
+
+}  // namespace wf::ref

@@ -1,0 +1,126 @@
+// Row-wise SIMD kernels (xsimd): layer norm, GELU, softmax, add, embedding gather, dot, axpy.
+#include <cmath>
+#include <xsimd/xsimd.hpp>
+
+#include "kernels/kernels.h"
+
+namespace wf {
+namespace {
+
+using B = xsimd::batch<float>;
+constexpr int64_t W = int64_t(B::size);
+
+inline float hmax(B v) {
+    alignas(64) float t[W];
+    v.store_aligned(t);
+    float m = t[0];
+    for (int64_t i = 1; i < W; ++i) m = std::fmax(m, t[i]);
+    return m;
+}
+
+}  // namespace
+
+void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y) {
+    for (int64_t m = 0; m < M; ++m) {
+        const float* r = x + m * n;
+        float* o = y + m * n;
+        B s(0.0f);
+        int64_t i = 0;
+        for (; i + W <= n; i += W) s += B::load_unaligned(r + i);
+        float sum = xsimd::hadd(s);
+        for (; i < n; ++i) sum += r[i];
+        const float mean = sum / float(n);
+        B v(0.0f);
+        i = 0;
+        for (; i + W <= n; i += W) {
+            const B d = B::load_unaligned(r + i) - B(mean);
+            v = xsimd::fma(d, d, v);
+        }
+        float var = xsimd::hadd(v);
+        for (; i < n; ++i) var += (r[i] - mean) * (r[i] - mean);
+        const float inv = 1.0f / std::sqrt(var / float(n) + eps);
+        i = 0;
+        for (; i + W <= n; i += W) {
+            const B d = (B::load_unaligned(r + i) - B(mean)) * B(inv);
+            xsimd::fma(d, B::load_unaligned(gamma + i), B::load_unaligned(beta + i)).store_unaligned(o + i);
+        }
+        for (; i < n; ++i) o[i] = (r[i] - mean) * inv * gamma[i] + beta[i];
+    }
+}
+
+void gelu_erf(float* x, int64_t n) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        const B v = B::load_unaligned(x + i);
+        (B(0.5f) * v * (B(1.0f) + xsimd::erf(v * B(float(M_SQRT1_2))))).store_unaligned(x + i);
+    }
+    for (; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * float(M_SQRT1_2)));
+}
+
+void gelu_tanh(float* x, int64_t n) {
+    const float c = 0.7978845608028654f;  // sqrt(2/π)
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        const B v = B::load_unaligned(x + i);
+        const B inner = B(c) * xsimd::fma(B(0.044715f) * v * v, v, v);
+        (B(0.5f) * v * (B(1.0f) + xsimd::tanh(inner))).store_unaligned(x + i);
+    }
+    for (; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::tanh(c * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
+}
+
+void softmax(float* x, int64_t n) {
+    B mv(-INFINITY);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) mv = xsimd::max(mv, B::load_unaligned(x + i));
+    float mx = hmax(mv);
+    for (; i < n; ++i) mx = std::fmax(mx, x[i]);
+    if (mx == -INFINITY || std::isnan(mx)) {
+        for (i = 0; i < n; ++i) x[i] = 0.0f;
+        return;
+    }
+    B sv(0.0f);
+    i = 0;
+    for (; i + W <= n; i += W) {
+        const B e = xsimd::exp(B::load_unaligned(x + i) - B(mx));
+        e.store_unaligned(x + i);
+        sv += e;
+    }
+    float s = xsimd::hadd(sv);
+    for (; i < n; ++i) s += (x[i] = std::exp(x[i] - mx));
+    const float inv = 1.0f / s;
+    i = 0;
+    for (; i + W <= n; i += W) (B::load_unaligned(x + i) * B(inv)).store_unaligned(x + i);
+    for (; i < n; ++i) x[i] *= inv;
+}
+
+void add(float* y, const float* x, int64_t n) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) (B::load_unaligned(y + i) + B::load_unaligned(x + i)).store_unaligned(y + i);
+    for (; i < n; ++i) y[i] += x[i];
+}
+
+void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out) {
+    for (int64_t i = 0; i < n_ids; ++i) dequantize_row(table, ids[i], out + i * table.n_cols);
+}
+
+float dot(const float* a, const float* b, int64_t n) {
+    B s0(0.0f), s1(0.0f);
+    int64_t i = 0;
+    for (; i + 2 * W <= n; i += 2 * W) {
+        s0 = xsimd::fma(B::load_unaligned(a + i), B::load_unaligned(b + i), s0);
+        s1 = xsimd::fma(B::load_unaligned(a + i + W), B::load_unaligned(b + i + W), s1);
+    }
+    for (; i + W <= n; i += W) s0 = xsimd::fma(B::load_unaligned(a + i), B::load_unaligned(b + i), s0);
+    float s = xsimd::hadd(s0 + s1);
+    for (; i < n; ++i) s += a[i] * b[i];
+    return s;
+}
+
+void axpy(float alpha, const float* x, float* y, int64_t n) {
+    const B a(alpha);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) xsimd::fma(a, B::load_unaligned(x + i), B::load_unaligned(y + i)).store_unaligned(y + i);
+    for (; i < n; ++i) y[i] += alpha * x[i];
+}
+
+}  // namespace wf

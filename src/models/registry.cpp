@@ -1,0 +1,157 @@
+#include "models/registry.h"
+
+#include <algorithm>
+
+#include "formats/safetensors.h"
+
+namespace wf {
+
+namespace models {
+extern const architecture bert_architecture, gpt2_architecture;
+}
+
+namespace {
+// The table. One line per family.
+constexpr const architecture* kArchitectures[] = {
+    &models::bert_architecture,
+    &models::gpt2_architecture,
+};
+
+template <class Field>
+std::string list_names(Field field) {
+    std::string out;
+    for (const architecture* a : kArchitectures)
+        for (std::string_view n : a->*field) out += (out.empty() ? "" : ", ") + std::string(n);
+    return out;
+}
+
+bool has(std::span<const std::string_view> names, std::string_view n) { return std::find(names.begin(), names.end(), n) != names.end(); }
+}  // namespace
+
+std::span<const architecture* const> architectures() { return kArchitectures; }
+
+const architecture& architecture_for_config(const json& j, const std::string& file) {
+    if (!j.is_object()) throw error(file + ": must be a JSON object");
+    const std::string type = j.contains("model_type") ? json_string(j, "model_type", file) : "";
+    const architecture* by_arch = nullptr;
+    if (j.contains("architectures")) {
+        const json& a = j["architectures"];
+        if (!a.is_array() || a.empty() || !a[0].is_string()) throw error(file + ": architectures must be a list of names");
+        const std::string name = a[0].get<std::string>();
+        for (const architecture* x : kArchitectures)
+            if (has(x->hf_architectures, name)) by_arch = x;
+        if (!by_arch)
+            throw error(file + ": architecture \"" + name + "\" is not supported (supported: " + list_names(&architecture::hf_architectures) + ")");
+    }
+    if (type.empty()) {
+        if (!by_arch) throw error(file + ": neither model_type nor architectures says which model this is");
+        return *by_arch;
+    }
+    for (const architecture* x : kArchitectures)
+        if (has(x->hf_model_types, type)) {
+            if (by_arch && by_arch != x)
+                throw error(file + ": model_type \"" + type + "\" contradicts architectures[0] (a " + std::string(by_arch->name) + " model)");
+            return *x;
+        }
+    throw error(file + ": model_type \"" + type + "\" is not supported (supported: " + list_names(&architecture::hf_model_types) + ")");
+}
+
+const architecture& architecture_for_gguf(const gguf_file& g) {
+    const std::string a = g.get_string("general.architecture");
+    for (const architecture* x : kArchitectures)
+        if (has(x->gguf_architectures, a)) return *x;
+    throw error(g.file_name + ": architecture \"" + a + "\" is not supported (supported: " + list_names(&architecture::gguf_architectures) + ")");
+}
+
+hparams parse_config(std::string_view text, const std::string& file) {
+    const json j = parse_json_strict(text, file, 1 << 20);
+    const architecture& a = architecture_for_config(j, file);
+    hparams hp = a.from_config(j, file);
+    hp.arch = a.name;
+    validate_hparams(hp, file);
+    return hp;
+}
+
+int64_t estimate_memory(const hparams& hp, uint32_t caps, const tensor_source& src, const storage_plan& plan) {
+    double owned = 0;
+    for (const raw_tensor* t : src.tensors()) {
+        if (t->shape.size() == 2) {
+            const int64_t rows = t->shape[0], cols = t->shape[1];  // (a Conv1D matrix is transposed at load: the same bytes)
+            const dtype to = plan.target(t->type, cols);
+            if (plan.as_stored && to == t->type) continue;  // a view into the file
+            owned += double(rows) * double(row_bytes(to, cols));
+        } else {
+            double n = 1;
+            for (int64_t d : t->shape) n *= double(d);
+            owned += n * 4;  // vectors become f32 copies
+        }
+    }
+    const double E = double(hp.n_embd), F = double(hp.n_ff), T = double(hp.n_ctx), L = double(hp.n_layer);
+    const double kv = (caps & cap_causal_lm) ? 2 * L * T * double(hp.n_head_kv * hp.head_dim()) * 4 : 0;
+    const double scratch = T * (6 * E + F) * 4 + double(hp.n_head) * T * T * 4 + double(hp.n_vocab) * 4;
+    return int64_t(owned + kv + scratch);
+}
+
+namespace {
+// The storage plan the dtype option asks for: auto widens half-precision matrices to f32 when the f32 model fits
+// in 1 GiB (and keeps the stored types otherwise).
+storage_plan plan_for(const dtype_option& d, const hparams& hp, const architecture& a, const tensor_source& src) {
+    switch (d.how) {
+    case dtype_option::mode::as_stored: return storage_plan::keep();
+    case dtype_option::mode::convert: return storage_plan::convert_all(d.to);
+    case dtype_option::mode::automatic: break;
+    }
+    const auto tensors = src.tensors();
+    const bool halves = std::any_of(tensors.begin(), tensors.end(), [](const raw_tensor* t) { return t->type == dtype::f16 || t->type == dtype::bf16; });
+    const storage_plan wide = storage_plan::widen_halves();
+    return halves && estimate_memory(hp, a.capabilities, src, wide) <= (int64_t(1) << 30) ? wide : storage_plan::keep();
+}
+
+loaded_model build(const architecture& a, hparams hp, const tensor_source& src, std::shared_ptr<const file_set> files, const load_options& opt,
+                   const std::string& what) {
+    hp.arch = a.name;
+    validate_hparams(hp, what);
+    const storage_plan plan = plan_for(opt.dtype, hp, a, src);
+    loaded_model out;
+    out.arch = &a;
+    out.dtype = opt.dtype.how != dtype_option::mode::automatic ? opt.dtype.name() : plan.as_stored ? "auto (as stored)" : "auto (f16/bf16 widened to f32)";
+    if (opt.memory_budget > 0) {
+        const int64_t need = estimate_memory(hp, a.capabilities, src, plan);
+        if (need > opt.memory_budget)
+            throw error("out of memory: this model needs about " + std::to_string(need >> 20) + " MiB beyond its file (weights as " + out.dtype +
+                        ", a full KV cache and scratch), over the budget of " + std::to_string(opt.memory_budget >> 20) + " MiB");
+    }
+    out.m = a.build(hp, src, plan);
+    if (out.m->borrows_file_bytes()) out.files = std::move(files);
+    return out;
+}
+}  // namespace
+
+loaded_model load_gguf_model(const gguf_file& g, std::shared_ptr<const file_set> files, const load_options& opt) {
+    const architecture& a = architecture_for_gguf(g);
+    return build(a, a.from_gguf(g), gguf_source(g, a.gguf_names), std::move(files), opt, g.file_name);
+}
+
+loaded_model load_model(std::shared_ptr<const file_set> files, const load_options& opt) {
+    if (const std::string gguf = gguf_file_name(*files); !gguf.empty()) {  // weights, hyper-parameters and tokenizer in one file
+        const auto* bytes = files->get(gguf);
+        return load_gguf_model(parse_gguf(bytes->data(), int64_t(bytes->size()), gguf), std::move(files), opt);
+    }
+    if (!files->has("config.json")) throw error("no config.json (and no .gguf file) among the model's files");
+    const json config = parse_json_strict(files->text("config.json"), "config.json", 1 << 20);
+    const architecture& a = architecture_for_config(config, "config.json");
+    const safetensors_source src(*files);
+    return build(a, a.from_config(config, "config.json"), src, std::move(files), opt, "config.json");
+}
+
+std::string gguf_file_name(const file_set& files) {
+    std::string found;
+    for (const std::string& n : files.names())
+        if (n.size() > 5 && n.compare(n.size() - 5, 5, ".gguf") == 0) {
+            if (!found.empty()) throw error("several .gguf files (" + found + ", " + n + "): give one model file");
+            found = n;
+        }
+    return found;
+}
+
+}  // namespace wf

@@ -1,0 +1,49 @@
+// Model hyper-parameters, one struct for every family (each reads the fields it has), validated against caps
+// before anything is allocated. Families fill it from config.json or GGUF metadata (models/*.cpp) with the
+// helpers below.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/json.h"
+#include "formats/gguf.h"
+
+namespace wf {
+
+enum class activation { gelu_erf, gelu_tanh };
+
+struct hparams {
+    std::string arch;          // the registry's name of the family ("bert", "gpt2")
+    int64_t n_vocab = 0;
+    int64_t n_embd = 0;
+    int64_t n_layer = 0;
+    int64_t n_head = 0;
+    int64_t n_head_kv = 0;     // key/value heads (grouped-query attention); = n_head without it
+    int64_t n_ff = 0;
+    int64_t n_ctx = 0;         // positions the model has (max_position_embeddings / n_positions)
+    int64_t n_type_vocab = 0;  // token types (BERT's segments); 0: none
+    float eps = 1e-12f;
+    activation act = activation::gelu_erf;
+    int64_t bos_token_id = -1, eos_token_id = -1, pad_token_id = -1;  // −1: not given
+    int64_t head_dim() const { return n_embd / n_head; }
+};
+
+// Caps (DESIGN.md §4): vocab ≤ 2^20, hidden ≤ 8192, layers ≤ 128, heads ≤ 1024 (a multiple of the key/value
+// heads), ff ≤ 65536, positions ≤ 8192, token types ≤ 1024, hidden % heads == 0, eps in (0, 0.1], token ids < vocab.
+void validate_hparams(const hparams& hp, const std::string& what);
+
+// "gelu" → erf GELU; "gelu_new", "gelu_pytorch_tanh", "gelu_fast" → tanh GELU; else an error naming the key.
+activation parse_activation(const std::string& name, const std::string& what, const char* key);
+
+// config.json fields: absent or null → the default; present → checked type (errors name the file and key).
+int64_t config_int(const json& j, const char* key, int64_t dflt, const std::string& file);
+double config_float(const json& j, const char* key, double dflt, const std::string& file);
+std::string config_string(const json& j, const char* key, const std::string& dflt, const std::string& file);
+
+// The metadata every llama.cpp architecture writes ("{arch}.block_count", ".context_length", ".embedding_length",
+// ".feed_forward_length", ".attention.head_count", ".attention.head_count_kv" if present), n_vocab from
+// token_embd.weight's shape, and eps from ".attention.layer_norm_epsilon".
+hparams gguf_common_hparams(const gguf_file& g, const std::string& arch);
+
+}  // namespace wf

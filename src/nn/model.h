@@ -1,0 +1,112 @@
+// What a model can do, as interfaces the tasks ask for (never an architecture's name): an encoder gives hidden
+// states, a masked LM adds a vocabulary head over them, a causal LM continues sequences with a KV cache.
+// A family (models/*.cpp) implements the interfaces it has; the registry (models/registry.h) builds it.
+//
+// Models are immutable once built and can be shared; everything that changes during a call lives in the caller's
+// state (a decoder_state, an arena), so one model serves several sessions.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "nn/arena.h"
+#include "nn/hparams.h"
+#include "nn/kv-cache.h"
+#include "nn/weights.h"
+
+namespace wf {
+
+// What a forward pass records on request (tests, the attention views).
+struct forward_trace {
+    bool want_hidden = false;                   // hidden[0] = embeddings output, hidden[l+1] = after layer l
+    int attention_layer = -2;                   // −2: none, −1: every layer, l: only layer l
+    std::vector<std::vector<float>> hidden;     // each (T, n_embd), the first sequence of a batch
+    std::vector<std::vector<float>> attention;  // per recorded layer: (n_head, T, n_kv), the first sequence
+    std::vector<int> attention_layers;          // which layer each attention entry belongs to
+    bool wants_attention(int layer) const { return attention_layer == -1 || attention_layer == layer; }
+};
+
+// Token sequences for an encoder, padded to one length: sequence b is lengths[b] tokens, then padding.
+struct token_batch {
+    int64_t n_seq = 0, n_tokens = 0;  // B sequences, T positions each
+    std::vector<int32_t> ids;         // (B, T); padding positions hold any valid id
+    std::vector<int32_t> types;       // (B, T) token types, or empty for all 0
+    std::vector<int64_t> lengths;     // (B)
+    static token_batch one(std::vector<int32_t> ids, std::vector<int32_t> types = {}) {
+        token_batch b;
+        b.n_seq = 1;
+        b.n_tokens = int64_t(ids.size());
+        b.lengths = {b.n_tokens};
+        b.ids = std::move(ids);
+        b.types = std::move(types);
+        return b;
+    }
+};
+
+class encoder {
+public:
+    virtual ~encoder() = default;
+    // hidden (B·T, E): the last layer's states for every position; padding positions attend to nothing real and
+    // their rows are meaningless. Errors name the bad token id or length.
+    virtual void encode(const token_batch& batch, float* hidden, arena& scratch, forward_trace* trace = nullptr,
+                        const cancel_fn* cancel = nullptr) const = 0;
+};
+
+class masked_lm : public encoder {
+public:
+    // The masked-LM head on n rows of hidden states (n, E) → logits (n, V).
+    virtual void mlm_logits(const float* hidden, int64_t n, float* logits, arena& scratch) const = 0;
+};
+
+// One generation session's mutable state: the KV cache of its sequences, scratch, and the last logits.
+struct decoder_state {
+    kv_cache cache;
+    arena scratch;
+    std::vector<float> logits;  // (rows, V) of the last forward
+};
+
+class causal_lm {
+public:
+    virtual ~causal_lm() = default;
+    // A state for n_seq sequences of up to `capacity` positions (≤ n_ctx).
+    virtual decoder_state new_state(int64_t capacity, int64_t n_seq = 1) const = 0;
+    // Runs T new tokens of every sequence (ids: (n_seq, T)) at positions n_past … n_past+T−1, appends them to the
+    // cache and returns the logits (n_seq, V) of each sequence's last token — or (n_seq·T, V) when all_logits.
+    // The span points into the state and is valid until its next forward. On cancel or error the cache is left
+    // as before the call.
+    virtual std::span<const float> forward(decoder_state& s, std::span<const int32_t> ids, bool all_logits = false,
+                                           forward_trace* trace = nullptr, const cancel_fn* cancel = nullptr) const = 0;
+};
+
+class model {
+public:
+    virtual ~model() = default;
+    const hparams& hp() const { return hp_; }
+    virtual const encoder* as_encoder() const { return nullptr; }
+    virtual const masked_lm* as_masked_lm() const { return nullptr; }
+    virtual const causal_lm* as_causal_lm() const { return nullptr; }
+    // Bytes of weights the model owns (converted or copied); the rest are views into the file bytes.
+    int64_t weight_bytes() const { return weight_bytes_; }
+    bool borrows_file_bytes() const { return borrows_; }
+
+protected:
+    explicit model(hparams hp) : hp_(std::move(hp)) {}
+    // Takes over what the weight store owns; call once, at the end of construction.
+    void keep(weight_store& s) {
+        weight_bytes_ = s.owned_bytes();
+        borrows_ = s.borrows();
+        owned_ = s.release();
+    }
+    hparams hp_;
+
+private:
+    std::vector<std::unique_ptr<uint8_t[]>> owned_;
+    int64_t weight_bytes_ = 0;
+    bool borrows_ = false;
+};
+
+}  // namespace wf

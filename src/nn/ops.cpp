@@ -1,0 +1,54 @@
+#include "nn/ops.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/parallel.h"
+
+namespace wf {
+namespace {
+// Below this many multiply-adds an operation runs on the caller: waking threads costs more than it saves.
+constexpr int64_t min_parallel_work = 1 << 16;
+}  // namespace
+
+void apply(const linear& l, const float* x, int64_t T, float* y) {
+    const matrix_view& W = l.w;
+    const int64_t N = W.n_rows, K = W.n_cols;
+    if (T * N * K < min_parallel_work) return matmul(x, T, K, W, l.b, y, N, 0, N);
+    // ranges of 8 columns: whole 4-row GEMV groups and 2-row GEMM pairs
+    parallel_for(N, 8, [&](int64_t n0, int64_t n1) { matmul(x, T, K, W, l.b, y, N, n0, n1); });
+}
+
+void apply(const norm& n, float eps, const float* x, int64_t T, int64_t width, float* y) {
+    if (n.b) return layer_norm(x, T, width, n.g, n.b, eps, y);
+    thread_local std::vector<float> zeros;
+    if (zeros.size() < size_t(width)) zeros.assign(size_t(width), 0.0f);
+    layer_norm(x, T, width, n.g, zeros.data(), eps, y);
+}
+
+void activate(activation a, float* x, int64_t n) {
+    void (*f)(float*, int64_t) = a == activation::gelu_erf ? gelu_erf : gelu_tanh;
+    if (n < min_parallel_work) return f(x, n);
+    parallel_for(n, 4096, [&](int64_t b, int64_t e) { f(x + b, e - b); });
+}
+
+void attend(attention_args a, forward_trace* trace, int layer) {
+    std::vector<float>* probs = nullptr;
+    if (trace && trace->wants_attention(layer)) {
+        trace->attention.emplace_back(size_t(int64_t(a.n_head) * a.n_q * a.n_kv));
+        trace->attention_layers.push_back(layer);
+        probs = &trace->attention.back();
+        a.probs = probs->data();
+    }
+    const int h0 = a.head_begin, h1 = a.head_end < 0 ? a.n_head : a.head_end;
+    if (int64_t(h1 - h0) * a.n_q * a.n_kv * a.head_dim < min_parallel_work) return attention(a);
+    parallel_for(h1 - h0, 1, [&](int64_t b, int64_t e) {
+        attention_args part = a;
+        part.head_begin = h0 + int(b);
+        part.head_end = h0 + int(e);
+        attention(part);
+    });
+}
+
+}  // namespace wf

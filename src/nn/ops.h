@@ -1,0 +1,24 @@
+// The operations models are written in: each runs a kernel over a whole activation, split across the engine's
+// threads where the work is large enough. Splits never change the arithmetic, so results are identical for any
+// thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/attention.h"
+#include "nn/hparams.h"
+#include "nn/model.h"
+#include "nn/weights.h"
+
+namespace wf {
+
+// y (T×out) = x (T×in)·Wᵀ + b, the output columns split across threads.
+void apply(const linear& l, const float* x, int64_t T, float* y);
+// Layer norm of T rows of n values (norm.b may be null: no bias).
+void apply(const norm& n, float eps, const float* x, int64_t T, int64_t width, float* y);
+// The activation, in place over n values.
+void activate(activation a, float* x, int64_t n);
+// Attention, heads split across threads; when the trace asks for this layer, the weights are recorded in it.
+void attend(attention_args a, forward_trace* trace, int layer);
+
+}  // namespace wf

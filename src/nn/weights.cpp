@@ -1,0 +1,148 @@
+#include "nn/weights.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <new>
+
+#include "core/checked.h"
+
+namespace wf {
+
+dtype_option dtype_option::parse(std::string_view n) {
+    std::string s(n);
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (s == "auto") return {};
+    if (s == "as_stored") return {mode::as_stored};
+    if (s == "fp32") s = "f32";
+    if (s == "fp16") s = "f16";
+    if (s == "q8") s = "q8_0";
+    const auto t = dtype_from_name(s);
+    if (t && traits(*t).computed) return {mode::convert, *t};
+    throw error("dtype \"" + std::string(n) + "\" is not supported (use auto, as_stored, f32, f16, bf16 or q8_0)");
+}
+
+std::string dtype_option::name() const {
+    if (how == mode::automatic) return "auto";
+    if (how == mode::as_stored) return "as_stored";
+    std::string s = dtype_name(to);
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    return s;
+}
+
+storage_plan storage_plan::convert_all(dtype t) {
+    storage_plan p;
+    p.as_stored = false;
+    for (dtype s : all_dtypes) p.to[size_t(s)] = t;
+    return p;
+}
+
+storage_plan storage_plan::widen_halves() {
+    storage_plan p;
+    p.as_stored = false;
+    for (dtype s : all_dtypes) p.to[size_t(s)] = s == dtype::f16 || s == dtype::bf16 ? dtype::f32 : s;
+    return p;
+}
+
+dtype storage_plan::target(dtype stored, int64_t cols) const {
+    dtype t = as_stored ? stored : to[size_t(stored)];
+    if (t == dtype::q8_0 && cols % q8_block != 0) t = stored == dtype::q8_0 ? dtype::f32 : stored;
+    if (!traits(t).computed) t = traits(t).to_q8_0 && cols % q8_block == 0 ? dtype::q8_0 : dtype::f32;
+    return t;
+}
+
+namespace {
+std::string shape_str(const std::vector<int64_t>& s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+    return r + "]";
+}
+}  // namespace
+
+const raw_tensor* weight_store::try_get(const std::vector<std::string>& names) const {
+    for (auto& n : names)
+        if (auto* t = src_.find(n)) return t;
+    return nullptr;
+}
+
+const raw_tensor& weight_store::get(const std::vector<std::string>& names) const {
+    if (auto* t = try_get(names)) return *t;
+    std::string all;
+    for (auto& n : names) all += (all.empty() ? "\"" : " or \"") + n + "\"";
+    throw error("missing tensor " + all);
+}
+
+bool weight_store::same(const raw_tensor& a, const raw_tensor& b) {
+    return a.data == b.data || (a.n_bytes == b.n_bytes && a.type == b.type && std::memcmp(a.data, b.data, size_t(a.n_bytes)) == 0);
+}
+
+uint8_t* weight_store::alloc(int64_t n_bytes, const std::string& what) {
+    if (n_bytes > int64_t(SIZE_MAX / 2)) throw error("out of memory: " + what + " needs " + std::to_string(n_bytes) + " bytes");
+    uint8_t* p = new (std::nothrow) uint8_t[size_t(std::max<int64_t>(n_bytes, 1))];
+    if (!p) throw error("out of memory: could not allocate " + std::to_string(n_bytes) + " bytes for " + what);
+    owned_.emplace_back(p);
+    owned_bytes_ += n_bytes;
+    return p;
+}
+
+matrix_view weight_store::matrix(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed, bool convertible) {
+    if (t.out_in) transposed = false;
+    const std::vector<int64_t> want = transposed ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{rows, cols};
+    if (t.shape != want)
+        throw error(t.file + ": tensor \"" + t.name + "\" has shape " + shape_str(t.shape) + ", expected " + shape_str(want));
+    const dtype target = convertible ? plan_.target(t.type, cols) : storage_plan::keep().target(t.type, cols);
+    const std::string what = "tensor \"" + t.name + "\"";
+    const int64_t bytes = checked_mul(rows, row_bytes(target, cols), what + " is too large");
+    if (!transposed && target == t.type) {
+        if (plan_.as_stored) {  // the file's bytes, as they are
+            borrows_ = true;
+            return {t.type, rows, cols, t.data};
+        }
+        uint8_t* copy = alloc(t.n_bytes, what);  // own a copy, so the file can be freed
+        std::memcpy(copy, t.data, size_t(t.n_bytes));
+        return {t.type, rows, cols, copy};
+    }
+    uint8_t* out = alloc(bytes, what);
+    if (!transposed && target == dtype::q8_0 && traits(t.type).to_q8_0) {  // exact re-blocking (q4_0 → q8_0)
+        for (int64_t r = 0; r < rows; ++r) traits(t.type).to_q8_0(t.data + r * row_bytes(t.type, cols), out + r * row_bytes(target, cols), cols);
+        return {target, rows, cols, out};
+    }
+    // Widen every stored row to f32, transposing if asked, then narrow each result row to the target type.
+    const matrix_view stored{t.type, transposed ? cols : rows, transposed ? rows : cols, t.data};
+    std::vector<float> src_row(static_cast<size_t>(stored.n_cols)), all;
+    float* f32_rows = target == dtype::f32 ? reinterpret_cast<float*>(out) : nullptr;
+    if (!f32_rows) {
+        all.resize(static_cast<size_t>(checked_mul(rows, cols, what + " is too large")));
+        f32_rows = all.data();
+    }
+    for (int64_t r = 0; r < stored.n_rows; ++r) {
+        dequantize_row(stored, r, src_row.data());
+        if (!transposed) std::memcpy(f32_rows + r * cols, src_row.data(), size_t(cols) * 4);
+        else
+            for (int64_t c = 0; c < rows; ++c) f32_rows[c * cols + r] = src_row[size_t(c)];
+    }
+    if (target != dtype::f32)
+        for (int64_t r = 0; r < rows; ++r) traits(target).from_f32(f32_rows + r * cols, out + r * row_bytes(target, cols), cols);
+    return {target, rows, cols, out};
+}
+
+const float* weight_store::vector(const raw_tensor& t, int64_t n) {
+    if (t.shape != std::vector<int64_t>{n})
+        throw error(t.file + ": tensor \"" + t.name + "\" has shape " + shape_str(t.shape) + ", expected [" + std::to_string(n) + "]");
+    float* out = reinterpret_cast<float*>(alloc(n * 4, "tensor \"" + t.name + "\""));
+    dequantize_row({t.type, 1, n, t.data}, 0, out);
+    return out;
+}
+
+linear weight_store::lin(const std::vector<std::string>& w, const std::vector<std::string>& b, int64_t out, int64_t in, bool transposed) {
+    linear l;
+    l.w = matrix(get(w), out, in, transposed);
+    if (!b.empty()) l.b = vector(get(b), out);
+    return l;
+}
+
+norm weight_store::ln(const std::vector<std::string>& g, const std::vector<std::string>& b, int64_t n) {
+    return {vector(get(g), n), b.empty() ? nullptr : vector(get(b), n)};
+}
+
+}  // namespace wf

@@ -1,0 +1,85 @@
+// Checkpoint tensors → the engine's weight structures (used while a model is constructed; the model keeps what
+// release() hands over).
+//
+// weight_store checks every tensor's shape against the hyper-parameters, converts matrices to the storage type
+// asked for (or keeps them as stored), transposes GPT-2's Conv1D (in, out) matrices to (out, in) — the one place
+// that happens — and owns whatever it had to copy. Views into the caller's file bytes are kept only where the
+// stored layout is already the one the kernels read.
+#pragma once
+
+#include <memory>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/tensor-source.h"
+#include "kernels/kernels.h"
+
+namespace wf {
+
+// The `dtype` load option (JS API, CLI): the storage type of the weight matrices.
+//   auto      — as stored, except f16/bf16 matrices widened to f32 when the f32 model fits in 1 GiB (wasm has no
+//               half-precision arithmetic, so widening once at load is faster and exact);
+//   as_stored — the file's own types (views into the file where possible: the least memory);
+//   f32 | f16 | bf16 | q8_0 — converted at load (transformers.js's names fp32, fp16, q8 are accepted too).
+struct dtype_option {
+    enum class mode { automatic, as_stored, convert } how = mode::automatic;
+    dtype to = dtype::f32;  // for convert
+    static dtype_option parse(std::string_view name);  // error names the value and lists the accepted ones
+    std::string name() const;
+};
+
+// What the loader does with each matrix: keep it as stored (a view into the file where the layout allows: the
+// least memory, the file stays alive), or own every matrix, each stored type mapped to a target type.
+struct storage_plan {
+    bool as_stored = true;
+    dtype to[std::size(all_dtypes)] = {};  // per stored type, when !as_stored
+    static storage_plan keep() { return {}; }
+    static storage_plan convert_all(dtype t);
+    static storage_plan widen_halves();  // f16, bf16 → f32; the other types kept (owned)
+    // The type a (· × cols) matrix stored as `stored` gets: types matmul does not compute become q8_0 (re-blocked
+    // exactly) or f32, and q8_0 needs cols % 32 == 0.
+    dtype target(dtype stored, int64_t cols) const;
+};
+
+struct linear {
+    matrix_view w;             // (out, in)
+    const float* b = nullptr;  // (out) or null
+};
+struct norm {
+    const float* g = nullptr;  // (n)
+    const float* b = nullptr;  // (n) or null
+};
+
+class weight_store {
+public:
+    weight_store(const tensor_source& src, const storage_plan& plan) : src_(src), plan_(plan) {}
+    // The first of `names` that exists; error naming all of them if none does.
+    const raw_tensor& get(const std::vector<std::string>& names) const;
+    const raw_tensor* try_get(const std::vector<std::string>& names) const;
+    // A matrix of shape (rows, cols). transposed: the file holds (cols, rows) (GPT-2 Conv1D) and it is transposed.
+    // convertible = false: kept as stored (tables read a row at a time, such as position embeddings).
+    matrix_view matrix(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed = false, bool convertible = true);
+    // An f32 vector of n values (biases, norm parameters), always an owned, aligned copy.
+    const float* vector(const raw_tensor& t, int64_t n);
+    linear lin(const std::vector<std::string>& w, const std::vector<std::string>& b, int64_t out, int64_t in, bool transposed = false);
+    norm ln(const std::vector<std::string>& g, const std::vector<std::string>& b, int64_t n);
+    // True when the tensor `a` holds the same values as `b` (a tied output matrix saved twice).
+    static bool same(const raw_tensor& a, const raw_tensor& b);
+    int64_t owned_bytes() const { return owned_bytes_; }
+    // True when some matrix is a view into the source's bytes (which must then outlive the model).
+    bool borrows() const { return borrows_; }
+    // Hands the owned buffers to the model; the store (and its source) can then go.
+    std::vector<std::unique_ptr<uint8_t[]>> release() { return std::move(owned_); }
+
+private:
+    uint8_t* alloc(int64_t n_bytes, const std::string& what);
+    const tensor_source& src_;
+    storage_plan plan_;
+    std::vector<std::unique_ptr<uint8_t[]>> owned_;
+    int64_t owned_bytes_ = 0;
+    bool borrows_ = false;
+};
+
+}  // namespace wf

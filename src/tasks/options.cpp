@@ -1,0 +1,164 @@
+#include "tasks/options.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+
+namespace wf {
+namespace {
+
+// Options other libraries take that mean something else here, or nothing yet: a hint instead of a guess.
+const std::pair<const char*, const char*> kForeign[] = {
+    {"max_length", "use max_new_tokens (the number of tokens to add, not a total length)"},
+    {"min_length", "not supported"},
+    {"min_new_tokens", "not supported"},
+    {"num_return_sequences", "not supported: call once per sequence, with different seeds"},
+    {"num_beams", "beam search is not supported for this task"},
+    {"topk", "use top_k"},
+    {"max_tokens", "use max_new_tokens"},
+    {"n_predict", "use max_new_tokens"},
+    {"stop_sequences", "use stop"},
+    {"stopping_criteria", "use stop (strings) or an AbortSignal (signal)"},
+    {"quantized", "use dtype"},
+};
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+            diag = up;
+        }
+    }
+    return row[b.size()];
+}
+
+const char* kind_of(const json& v) {
+    switch (v.type()) {
+    case json::value_t::string: return "a string";
+    case json::value_t::boolean: return "a boolean";
+    case json::value_t::array: return "a list";
+    case json::value_t::object: return "an object";
+    case json::value_t::null: return "null";
+    case json::value_t::number_float: return "a number";
+    default: return "an integer";
+    }
+}
+
+// Reads the options of one call: each known name once, with its reader; whatever is left is unknown.
+class reader {
+public:
+    reader(const json& o, const char* call) : o_(o), call_(call) {
+        if (!o.is_object()) throw error(std::string(call) + " options must be an object, got " + kind_of(o));
+    }
+    void on(const char* name, const std::function<void(const json&)>& read) {
+        known_.push_back(name);
+        if (o_.contains(name) && !o_[name].is_null()) read(o_[name]);
+    }
+    void finish() const {
+        for (auto it = o_.begin(); it != o_.end(); ++it) {
+            if (std::find(known_.begin(), known_.end(), it.key()) != known_.end()) continue;
+            std::string msg = std::string(call_) + ": unknown option \"" + it.key() + "\"";
+            for (auto& [name, hint] : kForeign)
+                if (it.key() == name) throw error(msg + " (" + hint + ")");
+            std::string best;
+            size_t d = 4;
+            for (const std::string& k : known_)
+                if (const size_t e = edit_distance(it.key(), k); e < d && e * 3 <= std::max(it.key().size(), k.size())) best = k, d = e;
+            if (!best.empty()) throw error(msg + " (did you mean \"" + best + "\"?)");
+            std::string all;
+            for (auto& k : known_) all += (all.empty() ? "" : ", ") + k;
+            throw error(msg + " (known: " + all + ")");
+        }
+    }
+    [[noreturn]] void bad(const char* name, const json& v, const std::string& want) const {
+        throw error(std::string(call_) + ": option " + name + " must be " + want + ", got " + v.dump().substr(0, 40) + " (" + kind_of(v) + ")");
+    }
+    int64_t integer(const char* name, const json& v, int64_t lo, int64_t hi) const {
+        if (!v.is_number_integer()) bad(name, v, "an integer");
+        if (v.is_number_unsigned() ? v.get<uint64_t>() > uint64_t(hi) : v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+            throw error(std::string(call_) + ": option " + name + " = " + v.dump() + " is outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        return v.get<int64_t>();
+    }
+    float number(const char* name, const json& v) const {
+        if (!v.is_number()) bad(name, v, "a number");
+        const double d = v.get<double>();
+        if (!std::isfinite(d)) bad(name, v, "a finite number");
+        return float(d);
+    }
+    bool boolean(const char* name, const json& v) const {
+        if (!v.is_boolean()) bad(name, v, "true or false");
+        return v.get<bool>();
+    }
+    std::vector<std::string> strings(const char* name, const json& v) const {  // a string or a list of strings
+        if (v.is_string()) return {v.get<std::string>()};
+        if (!v.is_array()) bad(name, v, "a string or a list of strings");
+        std::vector<std::string> out;
+        for (const json& s : v) {
+            if (!s.is_string()) bad(name, v, "a string or a list of strings");
+            out.push_back(s.get<std::string>());
+        }
+        return out;
+    }
+
+private:
+    const json& o_;
+    const char* call_;
+    std::vector<std::string> known_;
+};
+
+constexpr int64_t kMaxI = std::numeric_limits<int32_t>::max();
+
+}  // namespace
+
+fill_mask_options parse_fill_mask_options(const json& o) {
+    fill_mask_options f;
+    reader r(o, "fill-mask");
+    r.on("top_k", [&](const json& v) { f.top_k = r.integer("top_k", v, 1, kMaxI); });
+    r.on("targets", [&](const json& v) { f.targets = r.strings("targets", v); });
+    r.on("attention_layer", [&](const json& v) { f.attention_layer = int(r.integer("attention_layer", v, -1, 1023)); });
+    r.finish();
+    return f;
+}
+
+generation_params parse_generation_options(const json& o) {
+    generation_params p;
+    sampling_params& s = p.sampling;
+    reader r(o, "text-generation");
+    r.on("max_new_tokens", [&](const json& v) { p.max_new_tokens = r.integer("max_new_tokens", v, 0, kMaxI); });
+    r.on("do_sample", [&](const json& v) { s.do_sample = r.boolean("do_sample", v); });
+    r.on("temperature", [&](const json& v) { s.temperature = r.number("temperature", v); });
+    r.on("top_k", [&](const json& v) { s.top_k = r.integer("top_k", v, 0, kMaxI); });
+    r.on("top_p", [&](const json& v) { s.top_p = r.number("top_p", v); });
+    r.on("min_p", [&](const json& v) { s.min_p = r.number("min_p", v); });
+    r.on("repetition_penalty", [&](const json& v) { s.repetition_penalty = r.number("repetition_penalty", v); });
+    r.on("no_repeat_ngram_size", [&](const json& v) { s.no_repeat_ngram_size = r.integer("no_repeat_ngram_size", v, 0, kMaxI); });
+    r.on("seed", [&](const json& v) { s.seed = uint64_t(r.integer("seed", v, 0, std::numeric_limits<int64_t>::max())); });
+    r.on("stop", [&](const json& v) { p.stop = r.strings("stop", v); });
+    r.on("stop_at_eos", [&](const json& v) { p.stop_at_eos = r.boolean("stop_at_eos", v); });
+    r.on("attention_layer", [&](const json& v) { p.attention_layer = int(r.integer("attention_layer", v, -1, 1023)); });
+    r.finish();
+    validate(s);
+    for (auto& st : p.stop)
+        if (st.empty()) throw error("text-generation: stop strings must not be empty");
+    return p;
+}
+
+load_options parse_load_options(const json& o) {
+    load_options l;
+    reader r(o, "load");
+    r.on("dtype", [&](const json& v) {
+        if (!v.is_string()) r.bad("dtype", v, "a string");
+        l.dtype = dtype_option::parse(v.get<std::string>());
+    });
+    r.on("memory_budget", [&](const json& v) { l.memory_budget = r.integer("memory_budget", v, 0, std::numeric_limits<int64_t>::max()); });
+    r.finish();
+    return l;
+}
+
+}  // namespace wf

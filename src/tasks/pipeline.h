@@ -1,0 +1,36 @@
+// A model with its tokenizer, loaded from a model's files, and what tasks it can run. Tasks ask for the
+// interface they need (need_masked_lm, need_causal_lm); the error lists the tasks the model does support.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/registry.h"
+#include "tokenizers/tokenizer.h"
+
+namespace wf {
+
+struct pipeline_model {
+    loaded_model loaded;
+    std::unique_ptr<tokenizer> tok;
+    const model& m() const { return *loaded.m; }
+    const hparams& hp() const { return loaded.m->hp(); }
+};
+
+// A Hugging Face folder's files (config.json, weights, tokenizer files) or one .gguf file → model and tokenizer.
+pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const load_options& opt = {});
+
+// The files a pipeline (weights = true) or a tokenizer alone loads, of those `available`: one .gguf file, or
+// config.json, model.safetensors.index.json or model.safetensors, and a tokenizer's files (tokenizers/load.h).
+// The shards an index names are read from the index by the caller. Errors name what is missing.
+std::vector<std::string> select_files(const std::vector<std::string>& available, bool weights);
+// Every file name select_files may pick, for sources that cannot list a folder and must ask for each.
+std::vector<std::string> candidate_files(bool weights);
+
+// The tasks (transformers.js names) this model can run.
+std::vector<std::string> supported_tasks(const model& m);
+const masked_lm& need_masked_lm(const pipeline_model& pm, const char* task);
+const causal_lm& need_causal_lm(const pipeline_model& pm, const char* task);
+
+}  // namespace wf

@@ -1,0 +1,455 @@
+#include "tokenizers/load.h"
+
+#include <algorithm>
+#include <optional>
+
+#include "core/json.h"
+#include "core/unicode.h"
+#include "tokenizers/bpe.h"
+
+namespace wf {
+
+namespace u = unicode;
+
+namespace {
+
+constexpr int64_t kMaxTokenizerFile = 64ll << 20;
+constexpr size_t kMaxTokens = 1 << 21;
+const char* const kSets[][2] = {{"tokenizer.json", nullptr}, {"vocab.txt", nullptr}, {"vocab.json", "merges.txt"}};
+const char* const kOptional[] = {"tokenizer_config.json", "special_tokens_map.json"};
+
+void check_size(std::string_view text, const std::string& file) {
+    if (int64_t(text.size()) > kMaxTokenizerFile)
+        throw error(file + ": " + std::to_string(text.size()) + " bytes is over the limit of " + std::to_string(kMaxTokenizerFile));
+}
+
+void check_utf8(std::string_view text, const std::string& file) {
+    if (u::utf8_encode(u::utf8_decode(text)) != text) throw error(file + ": invalid UTF-8");
+}
+
+// ------------------------------------------------------------------------------------------ roles and templates
+// The role names and, for each, the token texts that usually play it, tried in order when no file names it.
+struct role {
+    const char* key;  // tokenizer_config.json's name
+    int32_t special_tokens::*id;
+    std::vector<const char*> usual;
+};
+const role kRoles[] = {
+    {"unk_token", &special_tokens::unk, {"[UNK]", "<unk>", "<|endoftext|>"}},
+    {"cls_token", &special_tokens::cls, {"[CLS]", "<s>"}},
+    {"sep_token", &special_tokens::sep, {"[SEP]", "</s>"}},
+    {"pad_token", &special_tokens::pad, {"[PAD]", "<pad>"}},
+    {"mask_token", &special_tokens::mask, {"[MASK]", "<mask>"}},
+    {"bos_token", &special_tokens::bos, {"<s>", "<|endoftext|>"}},
+    {"eos_token", &special_tokens::eos, {"</s>", "<|endoftext|>"}},
+};
+
+// What tokenizer_config.json (or special_tokens_map.json) says: role → token text, and BERT's casing.
+struct tokenizer_config {
+    std::vector<std::pair<const role*, std::string>> roles;
+    std::optional<bool> lowercase, strip_accents;
+};
+
+tokenizer_config read_config(const file_set& files) {
+    tokenizer_config c;
+    for (const char* name : {"special_tokens_map.json", "tokenizer_config.json"}) {  // the second wins
+        if (!files.has(name)) continue;
+        const json j = parse_json_strict(files.text(name), name, 16 << 20);
+        if (!j.is_object()) throw error(std::string(name) + ": must be a JSON object");
+        for (const role& r : kRoles) {
+            if (!j.contains(r.key) || j[r.key].is_null()) continue;
+            const json& v = j[r.key];  // a string, or an AddedToken object {"content": …}
+            const json& text = v.is_object() && v.contains("content") ? v["content"] : v;
+            if (!text.is_string()) throw error(std::string(name) + ": " + r.key + " must be a token text, got " + v.dump().substr(0, 60));
+            std::erase_if(c.roles, [&](auto& e) { return e.first == &r; });
+            c.roles.emplace_back(&r, text.get<std::string>());
+        }
+        if (j.contains("do_lower_case") && j["do_lower_case"].is_boolean()) c.lowercase = j["do_lower_case"].get<bool>();
+        if (j.contains("strip_accents") && j["strip_accents"].is_boolean()) c.strip_accents = j["strip_accents"].get<bool>();
+    }
+    return c;
+}
+
+// Gives each role its token: the one the config names (an error if the vocabulary lacks it), else the first usual
+// text the vocabulary has. Each role's token is matched as a whole wherever the text contains it.
+void assign_roles(tokenizer& t, const tokenizer_config& cfg, const std::string& source, special_tokens found = {}) {
+    for (const role& r : kRoles) {
+        auto named = std::find_if(cfg.roles.begin(), cfg.roles.end(), [&](auto& e) { return e.first == &r; });
+        if (named != cfg.roles.end()) {
+            const auto id = t.token_id(named->second);
+            if (!id) throw error(source + ": " + r.key + " \"" + named->second + "\" is not in the vocabulary");
+            found.*r.id = *id;
+        }
+        if (found.*r.id < 0)
+            for (const char* text : r.usual)
+                if (const auto id = t.token_id(text)) {
+                    found.*r.id = *id;
+                    break;
+                }
+        if (found.*r.id >= 0) t.add_token_text(t.token(found.*r.id), found.*r.id);
+    }
+    t.set_special(found);
+}
+
+// BERT's template ([CLS] … [SEP]) when the tokenizer has both.
+void bert_template(tokenizer& t) {
+    if (t.special().cls >= 0 && t.special().sep >= 0) t.set_template({{t.special().cls}, {t.special().sep}});
+}
+
+// ----------------------------------------------------------------------------------------------- file formats
+std::unique_ptr<wordpiece_tokenizer> vocab_txt(std::string_view text, const wordpiece_options& opt, const std::string& file) {
+    check_size(text, file);
+    check_utf8(text, file);
+    std::vector<std::string> vocab;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) end = text.size();
+        std::string_view line = text.substr(start, end - start);
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        vocab.emplace_back(line);
+        if (vocab.size() > kMaxTokens) throw error(file + ": more than " + std::to_string(kMaxTokens) + " tokens");
+        start = end + 1;
+    }
+    return std::make_unique<wordpiece_tokenizer>(std::move(vocab), opt, file);
+}
+
+std::unique_ptr<bpe_tokenizer> gpt2_files(std::string_view vocab_json, std::string_view merges_txt) {
+    check_size(merges_txt, "merges.txt");
+    check_utf8(merges_txt, "merges.txt");
+    const json v = parse_json_strict(vocab_json, "vocab.json", kMaxTokenizerFile);
+    if (!v.is_object()) throw error("vocab.json: must be a JSON object of token → id");
+    if (v.size() > kMaxTokens) throw error("vocab.json: more than " + std::to_string(kMaxTokens) + " tokens");
+    std::unordered_map<std::string, int32_t> vocab;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        if (!it.value().is_number_integer()) throw error("vocab.json: id of \"" + it.key() + "\" is not an integer");
+        const int64_t id = it.value().get<int64_t>();
+        if (id < 0 || id > (1 << 22)) throw error("vocab.json: id " + std::to_string(id) + " of \"" + it.key() + "\" is out of range");
+        vocab[it.key()] = int32_t(id);
+    }
+    std::vector<std::pair<std::string, std::string>> merges;
+    size_t start = 0, line_no = 0;
+    while (start < merges_txt.size()) {
+        size_t end = merges_txt.find('\n', start);
+        if (end == std::string_view::npos) end = merges_txt.size();
+        std::string_view line = merges_txt.substr(start, end - start);
+        start = end + 1;
+        ++line_no;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.empty() || (line_no == 1 && line.substr(0, 8) == "#version")) continue;
+        const size_t sp = line.find(' ');
+        if (sp == std::string_view::npos || sp == 0 || sp + 1 >= line.size() || line.find(' ', sp + 1) != std::string_view::npos)
+            throw error("merges.txt: line " + std::to_string(line_no) + " is not two tokens separated by one space");
+        merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
+        if (merges.size() > kMaxTokens) throw error("merges.txt: more than " + std::to_string(kMaxTokens) + " merges");
+    }
+    return std::make_unique<bpe_tokenizer>(vocab, merges, std::vector<std::pair<std::string, int32_t>>{}, pre_tokenizer::gpt2, "vocab.json");
+}
+
+// tokenizer.json's post_processor → the template around a single text; also tells which ids are cls and sep.
+special_template read_post_processor(const json& p, const tokenizer& t, const std::string& file, special_tokens& found) {
+    if (p.is_null()) return {};
+    if (!p.is_object() || !p.contains("type") || !p["type"].is_string()) throw error(file + ": post_processor must be an object with a type");
+    const std::string type = p["type"].get<std::string>();
+    auto token = [&](const json& pair, const char* what) {  // ["[CLS]", 101]
+        if (!pair.is_array() || pair.size() != 2 || !pair[0].is_string() || !pair[1].is_number_integer())
+            throw error(file + ": post_processor." + what + " must be [token, id]");
+        const int64_t id = pair[1].get<int64_t>();
+        if (id < 0 || id >= t.vocab_size()) throw error(file + ": post_processor." + what + " id " + std::to_string(id) + " is not in the vocabulary");
+        return int32_t(id);
+    };
+    if (type == "BertProcessing" || type == "RobertaProcessing") {
+        found.cls = token(json_field(p, "cls", file + " post_processor"), "cls");
+        found.sep = token(json_field(p, "sep", file + " post_processor"), "sep");
+        return {{found.cls}, {found.sep}};
+    }
+    if (type == "TemplateProcessing") {
+        const json& single = json_field(p, "single", file + " post_processor");
+        const json& specials = p.contains("special_tokens") ? p["special_tokens"] : json::object();
+        if (!single.is_array() || !specials.is_object()) throw error(file + ": post_processor TemplateProcessing is malformed");
+        special_template out;
+        bool after = false;
+        for (const json& piece : single) {
+            if (piece.is_object() && piece.contains("Sequence")) {
+                after = true;
+                continue;
+            }
+            if (!piece.is_object() || !piece.contains("SpecialToken") || !piece["SpecialToken"].is_object())
+                throw error(file + ": post_processor template piece " + piece.dump().substr(0, 60) + " is not understood");
+            const std::string name = json_string(piece["SpecialToken"], "id", file + " post_processor");
+            if (!specials.contains(name) || !specials[name].is_object() || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
+                throw error(file + ": post_processor names special token \"" + name + "\" without its ids");
+            for (const json& id : specials[name]["ids"]) {
+                if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= t.vocab_size())
+                    throw error(file + ": post_processor special token \"" + name + "\" has id " + id.dump() + ", not in the vocabulary");
+                (after ? out.after : out.before).push_back(int32_t(id.get<int64_t>()));
+            }
+        }
+        return out;
+    }
+    if (type == "ByteLevel") return {};  // offsets only
+    if (type == "Sequence") {
+        special_template out;
+        const json& ps = json_field(p, "processors", file + " post_processor");
+        if (!ps.is_array()) throw error(file + ": post_processor.processors must be a list");
+        for (const json& q : ps)
+            if (special_template t2 = read_post_processor(q, t, file, found); !t2.before.empty() || !t2.after.empty()) out = t2;
+        return out;
+    }
+    throw error(file + ": post_processor type \"" + type + "\" is not supported (supported: BertProcessing, RobertaProcessing, TemplateProcessing, ByteLevel)");
+}
+
+// tokenizer.json's pre_tokenizer for a BPE model → the named pre-tokenizer it is.
+pre_tokenizer read_pre_tokenizer(const json& p, const std::string& file) {
+    if (p.is_null()) throw error(file + ": a BPE model without a pre_tokenizer is not supported");
+    const std::string type = p.contains("type") && p["type"].is_string() ? p["type"].get<std::string>() : "";
+    if (type == "ByteLevel") {
+        if (p.contains("use_regex") && p["use_regex"] == false) throw error(file + ": a ByteLevel pre-tokenizer without its regex is not supported");
+        if (p.contains("add_prefix_space") && p["add_prefix_space"] == true) throw error(file + ": ByteLevel add_prefix_space = true is not supported");
+        return pre_tokenizer::gpt2;
+    }
+    if (type == "Sequence" && p.contains("pretokenizers") && p["pretokenizers"].is_array()) {
+        std::optional<pre_tokenizer> split;
+        for (const json& q : p["pretokenizers"]) {
+            const std::string t = q.contains("type") && q["type"].is_string() ? q["type"].get<std::string>() : "";
+            if (t == "Split" && q.contains("pattern") && q["pattern"].is_object() && q["pattern"].contains("Regex") && q["pattern"]["Regex"].is_string()) {
+                const std::string re = q["pattern"]["Regex"].get<std::string>();
+                split = pre_tokenizer_for_pattern(re);
+                if (!split) throw error(file + ": pre-tokenizer pattern " + json(re).dump().substr(0, 120) + " is not one this engine knows");
+            } else if (t == "ByteLevel") {
+                if (!split) return read_pre_tokenizer(q, file);
+            } else {
+                throw error(file + ": pre-tokenizer \"" + t + "\" in a Sequence is not supported");
+            }
+        }
+        if (split) return *split;
+    }
+    throw error(file + ": pre_tokenizer " + p.dump().substr(0, 80) + " is not supported for BPE (supported: ByteLevel and the known Split patterns)");
+}
+
+std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::string& file, tokenizer_config cfg) {
+    const json j = parse_json_strict(text, file, kMaxTokenizerFile);
+    if (!j.is_object()) throw error(file + ": must be a JSON object");
+    const json& model = json_field(j, "model", file);
+    if (!model.is_object()) throw error(file + ": \"model\" must be an object");
+    const std::string type = model.contains("type") ? json_string(model, "type", file + " model") : "";
+    struct added_token {
+        std::string content;
+        int32_t id;
+        bool special;
+    };
+    std::vector<added_token> added;
+    if (j.contains("added_tokens")) {
+        if (!j["added_tokens"].is_array()) throw error(file + ": added_tokens must be a list");
+        for (const json& a : j["added_tokens"]) {
+            if (!a.is_object()) throw error(file + ": added_tokens entries must be objects");
+            const std::string content = json_string(a, "content", file + " added token");
+            if (content.empty() || content.size() > 1024) throw error(file + ": added token content must be 1 to 1024 bytes");
+            const bool special = !a.contains("special") || !a["special"].is_boolean() || a["special"].get<bool>();
+            added.push_back({content, int32_t(json_int(a, "id", file + " added token \"" + content + "\"", 0, 1 << 22)), special});
+        }
+    }
+    const json& vocab = json_field(model, "vocab", file + " model");
+    std::unique_ptr<tokenizer> tok;
+    if (type == "WordPiece") {
+        if (!vocab.is_object()) throw error(file + ": model.vocab must be an object of token → id");
+        std::vector<std::string> tokens(vocab.size());
+        std::vector<bool> seen(vocab.size(), false);
+        for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+            if (!it.value().is_number_integer()) throw error(file + ": id of \"" + it.key() + "\" is not an integer");
+            const int64_t id = it.value().get<int64_t>();
+            if (id < 0 || id >= int64_t(vocab.size()) || seen[size_t(id)])
+                throw error(file + ": WordPiece ids must be 0 … " + std::to_string(vocab.size() - 1) + " without gaps or repeats (\"" + it.key() +
+                            "\" has " + std::to_string(id) + ")");
+            seen[size_t(id)] = true;
+            tokens[size_t(id)] = it.key();
+        }
+        wordpiece_options opt;
+        if (model.contains("max_input_chars_per_word"))
+            opt.max_input_chars_per_word = int(json_int(model, "max_input_chars_per_word", file + " model", 0, 1 << 20));
+        if (model.contains("continuing_subword_prefix")) opt.continuing_subword_prefix = json_string(model, "continuing_subword_prefix", file);
+        if (model.contains("unk_token")) opt.unk_token = json_string(model, "unk_token", file + " model");
+        if (j.contains("normalizer") && !j["normalizer"].is_null()) {
+            const json& n = j["normalizer"];
+            if (!n.is_object() || !n.contains("type") || n["type"] != "BertNormalizer")
+                throw error(file + ": normalizer " + n.dump().substr(0, 60) + " is not supported (only BertNormalizer)");
+            auto flag = [&](const char* k, bool d) { return n.contains(k) && n[k].is_boolean() ? n[k].get<bool>() : d; };
+            opt.clean_text = flag("clean_text", true);
+            opt.handle_chinese_chars = flag("handle_chinese_chars", true);
+            opt.lowercase = flag("lowercase", true);
+            if (n.contains("strip_accents") && n["strip_accents"].is_boolean()) opt.strip_accents = n["strip_accents"].get<bool>();
+        }
+        tok = std::make_unique<wordpiece_tokenizer>(std::move(tokens), opt, file);
+    } else if (type == "BPE") {
+        if (!vocab.is_object()) throw error(file + ": model.vocab must be an object of token → id");
+        if (vocab.size() > kMaxTokens) throw error(file + ": more than " + std::to_string(kMaxTokens) + " tokens");
+        std::unordered_map<std::string, int32_t> v;
+        for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+            if (!it.value().is_number_integer()) throw error(file + ": id of \"" + it.key() + "\" is not an integer");
+            v[it.key()] = int32_t(json_int(vocab, it.key().c_str(), file + " model.vocab", 0, 1 << 22));
+        }
+        std::vector<std::pair<std::string, std::string>> merges;
+        const json& m = json_field(model, "merges", file + " model");
+        if (!m.is_array()) throw error(file + ": model.merges must be a list");
+        for (const json& e : m) {
+            if (e.is_string()) {
+                const std::string s = e.get<std::string>();
+                const size_t sp = s.find(' ');
+                if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos) throw error(file + ": merge \"" + s + "\" is not two tokens");
+                merges.emplace_back(s.substr(0, sp), s.substr(sp + 1));
+            } else if (e.is_array() && e.size() == 2 && e[0].is_string() && e[1].is_string()) {
+                merges.emplace_back(e[0].get<std::string>(), e[1].get<std::string>());
+            } else {
+                throw error(file + ": merge " + e.dump().substr(0, 40) + " is not two tokens");
+            }
+        }
+        if (j.contains("normalizer") && !j["normalizer"].is_null())
+            throw error(file + ": normalizer " + j["normalizer"].dump().substr(0, 60) + " is not supported for BPE");
+        std::vector<std::pair<std::string, int32_t>> beyond;  // added tokens without a vocabulary id of their own
+        for (auto& a : added)
+            if (!v.count(a.content)) beyond.emplace_back(a.content, a.id);
+        tok = std::make_unique<bpe_tokenizer>(v, merges, beyond, read_pre_tokenizer(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json(), file), file);
+    } else {
+        throw error(file + ": tokenizer model type \"" + type + "\" is not supported (supported: WordPiece, BPE)");
+    }
+    for (auto& a : added) {
+        if (a.id >= tok->vocab_size() || tok->token(a.id) != a.content)
+            throw error(file + ": added token \"" + a.content + "\" has id " + std::to_string(a.id) + ", which the vocabulary gives to another token");
+        tok->add_token_text(a.content, a.id, a.special);
+    }
+    special_tokens found;
+    const special_template tmpl = read_post_processor(j.contains("post_processor") ? j["post_processor"] : json(), *tok, file, found);
+    assign_roles(*tok, cfg, file, found);
+    tok->set_template(tmpl);
+    return tok;
+}
+
+std::unique_ptr<tokenizer> wordpiece_from_vocab(std::string_view text, wordpiece_options opt, const tokenizer_config& cfg, const std::string& file) {
+    if (cfg.lowercase) opt.lowercase = *cfg.lowercase;
+    if (cfg.strip_accents) opt.strip_accents = *cfg.strip_accents;
+    for (auto& [r, t] : cfg.roles)
+        if (r->id == &special_tokens::unk) opt.unk_token = t;
+    auto tok = vocab_txt(text, opt, file);
+    assign_roles(*tok, cfg, file);
+    bert_template(*tok);
+    return tok;
+}
+
+}  // namespace
+
+std::vector<std::string> tokenizer_files(const std::vector<std::string>& available) {
+    auto has = [&](const char* n) { return n && std::find(available.begin(), available.end(), n) != available.end(); };
+    std::vector<std::string> out;
+    for (auto& set : kSets)
+        if (has(set[0]) && (!set[1] || has(set[1]))) {
+            for (const char* n : set)
+                if (n) out.push_back(n);
+            for (const char* n : kOptional)
+                if (has(n)) out.push_back(n);
+            break;
+        }
+    return out;
+}
+
+std::vector<std::string> tokenizer_candidates() {
+    std::vector<std::string> out;
+    for (auto& set : kSets)
+        for (const char* n : set)
+            if (n) out.push_back(n);
+    for (const char* n : kOptional) out.push_back(n);
+    return out;
+}
+
+std::unique_ptr<tokenizer> load_tokenizer(const file_set& files) {
+    const tokenizer_config cfg = read_config(files);
+    if (files.has("tokenizer.json")) return tokenizer_json(files.text("tokenizer.json"), "tokenizer.json", cfg);
+    if (files.has("vocab.txt")) return wordpiece_from_vocab(files.text("vocab.txt"), {}, cfg, "vocab.txt");
+    if (files.has("vocab.json") && files.has("merges.txt")) {
+        auto tok = gpt2_files(files.text("vocab.json"), files.text("merges.txt"));
+        assign_roles(*tok, cfg, "vocab.json");
+        return tok;
+    }
+    throw error("no tokenizer: expected tokenizer.json, vocab.txt, or vocab.json + merges.txt");
+}
+
+std::unique_ptr<tokenizer> load_vocab_txt(std::string_view text, const wordpiece_options& opt, const std::string& file) {
+    return wordpiece_from_vocab(text, opt, {}, file);
+}
+
+std::unique_ptr<tokenizer> load_gpt2_files(std::string_view vocab_json, std::string_view merges_txt) {
+    auto tok = gpt2_files(vocab_json, merges_txt);
+    assign_roles(*tok, {}, "vocab.json");
+    return tok;
+}
+
+std::unique_ptr<tokenizer> load_tokenizer_json(std::string_view text, const std::string& file) { return tokenizer_json(text, file, {}); }
+
+std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
+    const std::string model = g.get_string("tokenizer.ggml.model");
+    const auto& tokens = g.get_strings("tokenizer.ggml.tokens");
+    if (n_vocab > 0 && int64_t(tokens.size()) > n_vocab)
+        throw error(g.file_name + ": tokenizer.ggml.tokens has " + std::to_string(tokens.size()) + " entries but the model only " + std::to_string(n_vocab));
+    if (g.has("tokenizer.ggml.token_type") && g.get_numbers("tokenizer.ggml.token_type").size() != tokens.size())
+        throw error(g.file_name + ": tokenizer.ggml.token_type has " + std::to_string(g.get_numbers("tokenizer.ggml.token_type").size()) +
+                    " entries, tokenizer.ggml.tokens " + std::to_string(tokens.size()));
+    if (g.has("tokenizer.ggml.scores") && g.get_numbers("tokenizer.ggml.scores").size() != tokens.size())
+        throw error(g.file_name + ": tokenizer.ggml.scores and tokenizer.ggml.tokens differ in length");
+    // roles by id, as llama.cpp writes them
+    special_tokens found;
+    const std::pair<const char*, int32_t special_tokens::*> ids[] = {
+        {"bos_token_id", &special_tokens::bos}, {"eos_token_id", &special_tokens::eos}, {"unknown_token_id", &special_tokens::unk},
+        {"seperator_token_id", &special_tokens::sep}, {"padding_token_id", &special_tokens::pad}, {"cls_token_id", &special_tokens::cls},
+        {"mask_token_id", &special_tokens::mask}};
+    for (auto [k, member] : ids) {
+        const std::string key = std::string("tokenizer.ggml.") + k;
+        if (!g.has(key)) continue;
+        const uint64_t id = g.get_uint(key);
+        if (id >= tokens.size())
+            throw error(g.file_name + ": " + key + " = " + std::to_string(id) + " is not a token id (vocabulary of " + std::to_string(tokens.size()) + ")");
+        found.*member = int32_t(id);
+    }
+    std::unique_ptr<tokenizer> tok;
+    if (model == "bert") {
+        // llama.cpp writes WordPiece vocabularies its own way: "▁x" for a word-initial piece, plain "y" for a
+        // continuation. Back to Hugging Face's: "x" and "##y"; bracketed tokens ([CLS], [unused0]) stay as they are.
+        std::vector<std::string> vocab;
+        vocab.reserve(tokens.size());
+        const std::string mark = "\xE2\x96\x81";  // U+2581
+        for (const std::string& t : tokens) {
+            if (t.compare(0, mark.size(), mark) == 0) vocab.push_back(t.substr(mark.size()));
+            else if (t.size() >= 2 && t.front() == '[' && t.back() == ']') vocab.push_back(t);
+            else vocab.push_back("##" + t);
+        }
+        wordpiece_options opt;  // llama.cpp's BERT tokenizer lowercases and strips accents
+        if (found.unk >= 0) opt.unk_token = vocab[size_t(found.unk)];
+        tok = std::make_unique<wordpiece_tokenizer>(std::move(vocab), opt, g.file_name);
+        assign_roles(*tok, {}, g.file_name, found);
+        bert_template(*tok);
+        return tok;
+    }
+    if (model == "gpt2") {
+        std::unordered_map<std::string, int32_t> vocab;
+        for (size_t i = 0; i < tokens.size(); ++i) vocab[tokens[i]] = int32_t(i);
+        std::vector<std::pair<std::string, std::string>> merges;
+        for (const std::string& m : g.get_strings("tokenizer.ggml.merges")) {
+            const size_t sp = m.find(' ');
+            if (sp == std::string::npos || sp == 0 || sp + 1 >= m.size()) throw error(g.file_name + ": merge \"" + m + "\" is not two tokens");
+            merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
+        }
+        auto bpe = std::make_unique<bpe_tokenizer>(vocab, merges, std::vector<std::pair<std::string, int32_t>>{}, pre_tokenizer::gpt2, g.file_name);
+        if (g.has("tokenizer.ggml.token_type")) {  // control and user-defined tokens are matched whole in the text
+            const auto& types = g.get_numbers("tokenizer.ggml.token_type");
+            for (size_t i = 0; i < types.size(); ++i)
+                if (types[i] == 3 || types[i] == 4) bpe->add_token_text(tokens[i], int32_t(i), types[i] == 3);
+        }
+        assign_roles(*bpe, {}, g.file_name, found);
+        special_template t;
+        if (g.has("tokenizer.ggml.add_bos_token") && g.kv.at("tokenizer.ggml.add_bos_token").u && found.bos >= 0) t.before.push_back(found.bos);
+        if (g.has("tokenizer.ggml.add_eos_token") && g.kv.at("tokenizer.ggml.add_eos_token").u && found.eos >= 0) t.after.push_back(found.eos);
+        bpe->set_template(t);
+        return bpe;
+    }
+    throw error(g.file_name + ": tokenizer.ggml.model \"" + model + "\" is not supported (supported: bert, gpt2)");
+}
+
+}  // namespace wf

@@ -1,0 +1,83 @@
+// Tokenizers with Hugging Face `tokenizers` semantics. The base class holds what every kind shares: the
+// vocabulary, the special tokens by role (from the model's own files, never assumed by name), the texts matched
+// as whole tokens before normalization (special and added tokens, as the fast tokenizers do), and the template
+// that encode(…, add_special_tokens = true) wraps around a text. Kinds: wordpiece.h (BERT), bpe.h (byte-level
+// BPE); loaders for every file format in load.h. Text is UTF-8 bytes with a length; ill-formed bytes decode to
+// U+FFFD.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace wf {
+
+// Token ids by role; −1 where the tokenizer has none.
+struct special_tokens {
+    int32_t unk = -1, cls = -1, sep = -1, pad = -1, mask = -1, bos = -1, eos = -1;
+};
+
+// What encode(text, true) puts around a text: Hugging Face's post-processor ([CLS] … [SEP] for BERT, <s> … </s>
+// for RoBERTa, BOS for Llama, nothing for GPT-2).
+struct special_template {
+    std::vector<int32_t> before, after;
+};
+
+class tokenizer {
+public:
+    virtual ~tokenizer() = default;
+    std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true) const;
+    virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const = 0;
+    // The bytes one token stands for (BPE: raw bytes, possibly part of a UTF-8 character).
+    virtual std::string token_bytes(int32_t id) const = 0;
+    virtual bool is_byte_level() const = 0;
+    int64_t vocab_size() const { return int64_t(id_to_token_.size()); }
+    const std::string& token(int32_t id) const;  // the vocabulary string; error if out of range
+    std::optional<int32_t> token_id(std::string_view token) const;
+    const special_tokens& special() const { return special_; }
+    const special_template& post_template() const { return template_; }
+    bool is_special(int32_t id) const;
+
+    // Set by the loaders (load.cpp). Every id must be a vocabulary id.
+    void set_special(const special_tokens& s);
+    void set_template(special_template t);
+    // A text matched as one token wherever it appears in the input (special tokens, added tokens); `special`
+    // tokens are the ones decode(…, skip_special_tokens) leaves out.
+    void add_token_text(std::string text, int32_t id, bool special = true);
+
+protected:
+    // Appends the ids of a stretch of text that contains no special token.
+    virtual void encode_text(std::string_view text, std::vector<int32_t>& out) const = 0;
+    // Splits text into (segment, special id or −1) around the token texts written in it.
+    std::vector<std::pair<std::string_view, int32_t>> split_special(std::string_view text) const;
+    std::vector<std::string> id_to_token_;
+    struct sv_hash {  // lookups by string_view without building a std::string
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, int32_t, sv_hash, std::equal_to<>> token_to_id_;
+
+private:
+    void check_id(int32_t id, const char* what) const;
+    std::vector<std::pair<std::string, int32_t>> texts_;  // matched in raw text, longest first
+    std::vector<int32_t> special_ids_;                    // sorted
+    special_tokens special_;
+    special_template template_;
+};
+
+// Streaming decoder: feed token bytes, get back only whole UTF-8 characters; finish() flushes a trailing
+// incomplete sequence as U+FFFD.
+class utf8_stream {
+public:
+    std::string push(std::string_view bytes);
+    std::string finish();
+
+private:
+    std::string pending_;
+};
+
+}  // namespace wf

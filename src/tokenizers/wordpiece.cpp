@@ -1,0 +1,163 @@
+// WordPiece (BERT): BertNormalizer (clean text, CJK spacing, NFD + strip accents, lowercase), BertPreTokenizer
+// (whitespace and punctuation), greedy longest-match pieces with "##", words over 100 code points → the unknown token.
+#include "tokenizers/wordpiece.h"
+
+#include "core/error.h"
+#include "core/unicode.h"
+
+namespace wf {
+
+namespace u = unicode;
+
+namespace {
+
+bool is_cjk(char32_t c) {
+    return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3400 && c <= 0x4DBF) || (c >= 0x20000 && c <= 0x2A6DF) ||
+           (c >= 0x2A700 && c <= 0x2B73F) || (c >= 0x2B740 && c <= 0x2B81F) || (c >= 0x2B920 && c <= 0x2CEAF) ||  // 0x2B920, as Hugging Face's bert.rs (Python: 0x2B820)
+           (c >= 0xF900 && c <= 0xFAFF) || (c >= 0x2F800 && c <= 0x2FA1F);
+}
+bool bert_whitespace(char32_t c) { return c == '\t' || c == '\n' || c == '\r' || u::is_white_space(c); }
+bool bert_control(char32_t c) { return c != '\t' && c != '\n' && c != '\r' && u::is_other(c); }
+bool bert_punct(char32_t c) {
+    if (c < 128) return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126);
+    return u::is_punctuation(c);
+}
+
+}  // namespace
+
+wordpiece_tokenizer::wordpiece_tokenizer(std::vector<std::string> vocab, const wordpiece_options& opt, const std::string& source) : opt_(opt) {
+    id_to_token_ = std::move(vocab);
+    for (size_t i = 0; i < id_to_token_.size(); ++i) token_to_id_[id_to_token_[i]] = int32_t(i);  // a duplicate's later id wins
+    const auto unk = token_id(opt_.unk_token);
+    if (!unk) throw error(source + ": the vocabulary has no " + opt_.unk_token + " token (the unknown-word token WordPiece needs)");
+    unk_ = *unk;
+    if (opt_.max_input_chars_per_word < 0) throw error(source + ": max_input_chars_per_word must not be negative");
+}
+
+std::vector<std::u32string> wordpiece_tokenizer::words(std::string_view text) const {
+    const std::u32string in = u::utf8_decode(text);
+    std::u32string s;
+    s.reserve(in.size());
+    for (char32_t c : in) {
+        if (opt_.clean_text) {
+            if (c == 0 || c == 0xFFFD || bert_control(c)) continue;
+            if (bert_whitespace(c)) c = ' ';
+        }
+        if (opt_.handle_chinese_chars && is_cjk(c)) {
+            s += U' ';
+            s += c;
+            s += U' ';
+        } else {
+            s += c;
+        }
+    }
+    if (opt_.strip_accents.value_or(opt_.lowercase)) {
+        const std::u32string d = u::nfd(s);
+        s.clear();
+        for (char32_t c : d)
+            if (u::general_category(c) != u::Mn) s += c;
+    }
+    if (opt_.lowercase) {
+        std::u32string l;
+        l.reserve(s.size());
+        for (char32_t c : s) u::to_lower(c, l);
+        s = std::move(l);
+    }
+    // BertPreTokenizer: split on whitespace, and every punctuation character is a word of its own
+    std::vector<std::u32string> out;
+    std::u32string cur;
+    for (char32_t c : s) {
+        if (bert_whitespace(c)) {
+            if (!cur.empty()) out.push_back(std::move(cur)), cur.clear();
+        } else if (bert_punct(c)) {
+            if (!cur.empty()) out.push_back(std::move(cur)), cur.clear();
+            out.emplace_back(1, c);
+        } else {
+            cur += c;
+        }
+    }
+    if (!cur.empty()) out.push_back(std::move(cur));
+    return out;
+}
+
+void wordpiece_tokenizer::word_ids(const std::u32string& word, std::vector<int32_t>& out) const {
+    if (int64_t(word.size()) > opt_.max_input_chars_per_word) {
+        out.push_back(unk_);
+        return;
+    }
+    // the word in UTF-8 once, with the byte offset of every code point; candidate pieces are slices of it
+    std::string utf8;
+    std::vector<size_t> at;
+    for (char32_t c : word) {
+        at.push_back(utf8.size());
+        u::utf8_append(c, utf8);
+    }
+    at.push_back(utf8.size());
+    const size_t mark = out.size();
+    std::string piece;  // "##" + slice, reused
+    size_t start = 0;
+    while (start < word.size()) {
+        size_t end = word.size();
+        int32_t found = -1;
+        while (start < end) {
+            const std::string_view slice(utf8.data() + at[start], at[end] - at[start]);
+            std::unordered_map<std::string, int32_t, sv_hash, std::equal_to<>>::const_iterator it;
+            if (start == 0) {
+                it = token_to_id_.find(slice);
+            } else {
+                piece.assign(opt_.continuing_subword_prefix);
+                piece.append(slice);
+                it = token_to_id_.find(std::string_view(piece));
+            }
+            if (it != token_to_id_.end()) {
+                found = it->second;
+                break;
+            }
+            --end;
+        }
+        if (found < 0) {  // some part has no piece: the whole word is unknown
+            out.resize(mark);
+            out.push_back(unk_);
+            return;
+        }
+        out.push_back(found);
+        start = end;
+    }
+}
+
+void wordpiece_tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) const {
+    for (const auto& w : words(text)) word_ids(w, out);
+}
+
+std::string wordpiece_tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+    std::string out;
+    const std::string& pre = opt_.continuing_subword_prefix;
+    bool first = true;
+    for (int32_t id : ids) {
+        const std::string& t = token(id);
+        if (skip_special_tokens && is_special(id)) continue;
+        const bool piece = t.size() >= pre.size() && t.compare(0, pre.size(), pre) == 0;
+        // as Hugging Face's WordPiece decoder: the first token is kept whole, later pieces join their word
+        if (first) out += t;
+        else out += piece ? t.substr(pre.size()) : " " + t;
+        first = false;
+    }
+    // clean_up_tokenization_spaces, as transformers does
+    static const std::pair<const char*, const char*> fixes[] = {{" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
+                                                               {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+    for (auto [from, to] : fixes) {
+        std::string r;
+        const std::string f = from;
+        size_t pos = 0, hit;
+        while ((hit = out.find(f, pos)) != std::string::npos) {
+            r.append(out, pos, hit - pos);
+            r += to;
+            pos = hit + f.size();
+        }
+        r.append(out, pos, std::string::npos);
+        out = std::move(r);
+    }
+    return out;
+}
+
+}  // namespace wf

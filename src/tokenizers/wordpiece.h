@@ -1,0 +1,40 @@
+// WordPiece, as Hugging Face's BertNormalizer + BertPreTokenizer + WordPiece model + WordPiece decoder.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tokenizers/tokenizer.h"
+
+namespace wf {
+
+struct wordpiece_options {
+    bool clean_text = true;
+    bool handle_chinese_chars = true;
+    std::optional<bool> strip_accents;  // unset: follows lowercase
+    bool lowercase = true;
+    int max_input_chars_per_word = 100;
+    std::string continuing_subword_prefix = "##";
+    std::string unk_token = "[UNK]";
+};
+
+class wordpiece_tokenizer : public tokenizer {
+public:
+    wordpiece_tokenizer(std::vector<std::string> vocab, const wordpiece_options& opt, const std::string& source);
+    std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const override;
+    std::string token_bytes(int32_t id) const override { return token(id); }
+    bool is_byte_level() const override { return false; }
+    // Normalized, pre-tokenized words (for tests and debugging).
+    std::vector<std::u32string> words(std::string_view text) const;
+
+protected:
+    void encode_text(std::string_view text, std::vector<int32_t>& out) const override;
+
+private:
+    void word_ids(const std::u32string& word, std::vector<int32_t>& out) const;
+    wordpiece_options opt_;
+    int32_t unk_ = -1;
+};
+
+}  // namespace wf
