@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Tokenizer as HF } from '@huggingface/tokenizers';
 
-import { Tokenizer } from '../web/src/index.js';
+import { Tokenizer } from 'wasmformer';
 import { root } from '../tests/js/helpers.mjs';
 import { bertTokenizerConfig, bertTokenizerJson, gpt2TokenizerConfig, gpt2TokenizerJson } from '../tests/js/hf-tokenizer-json.mjs';
 

@@ -89,14 +89,25 @@ public:
             wf::forward_trace trace;
             trace.attention_layer = fo.attention_layer;
             wf::json lists = wf::json::array();
-            for (auto& list : wf::fill_mask(need(), text, fo, &trace, &stop)) {
-                wf::json l = wf::json::array();
-                for (auto& c : list) l.push_back({{"score", c.score}, {"token", c.token}, {"token_str", c.token_str}, {"sequence", c.sequence}});
-                lists.push_back(l);
-            }
+            for (auto& list : wf::fill_mask(need(), text, fo, &trace, &stop)) lists.push_back(candidates(list));
             wf::json r = {{"results", lists}};
             store_attention(trace, r);
             return r;
+        });
+    }
+    // Several texts, one padded forward pass: {"batch": [results of text 1, …]} (no attention).
+    val fillMaskBatch(const std::string& texts, const std::string& opts, val cancel) {
+        return guarded(out_, [&] {
+            const wf::cancel_fn stop = cancel_from(cancel);
+            const wf::fill_mask_options fo = wf::parse_fill_mask_options(parse(opts, "fill-mask options"));
+            if (fo.attention_layer != -2) throw wf::error("fill-mask: attention_layer is for one text at a time");
+            wf::json batch = wf::json::array();
+            for (auto& per_text : wf::fill_mask(need(), parse(texts, "texts").get<std::vector<std::string>>(), fo, nullptr, &stop)) {
+                wf::json lists = wf::json::array();
+                for (auto& list : per_text) lists.push_back(candidates(list));
+                batch.push_back(lists);
+            }
+            return wf::json{{"batch", batch}};
         });
     }
     val generateStart(const std::string& prompt, const std::string& opts) {
@@ -138,6 +149,11 @@ private:
                 {"n_head", hp.n_head}, {"n_vocab", hp.n_vocab}, {"n_ctx", hp.n_ctx}, {"dtype", pm.loaded.dtype},
                 {"weight_bytes", pm.m().weight_bytes()}, {"borrows_file_bytes", bool(pm.loaded.files)},
                 {"mask_token", mask >= 0 ? pm.tok->token(mask) : ""}};
+    }
+    static wf::json candidates(const std::vector<wf::fill_mask_candidate>& list) {
+        wf::json l = wf::json::array();
+        for (auto& c : list) l.push_back({{"score", c.score}, {"token", c.token}, {"token_str", c.token_str}, {"sequence", c.sequence}});
+        return l;
     }
     void store_attention(wf::forward_trace& trace, wf::json& r) {
         attention_.clear();
@@ -207,6 +223,7 @@ EMSCRIPTEN_BINDINGS(wasmformer) {
         .function("encode", &Pipeline::encode)
         .function("decode", &Pipeline::decode)
         .function("fillMask", &Pipeline::fillMask)
+        .function("fillMaskBatch", &Pipeline::fillMaskBatch)
         .function("generateStart", &Pipeline::generateStart)
         .function("generateStep", &Pipeline::generateStep)
         .function("attention", &Pipeline::attention);

@@ -32,7 +32,7 @@ const demo = await esbuild.build({ ...common, entryPoints: [path.join(root, 'web
   banner: { js: `globalThis.WF_WORKER_URL = URL.createObjectURL(new Blob([${JSON.stringify(worker.outputFiles[0].text)}], { type: 'text/javascript' }));\n` +
                 `globalThis.WF_WORKER_TYPE = 'classic';` } });
 writeFileSync(path.join(out, 'demo.js'), demo.outputFiles[0].text);
-copyFileSync(path.join(root, 'web/demo/demo.css'), path.join(out, 'demo.css'));
+for (const f of ['demo.css', 'favicon.svg']) copyFileSync(path.join(root, 'web/demo', f), path.join(out, f));
 
 const scripts = [];
 for (const [name, file] of Object.entries(MODELS)) {

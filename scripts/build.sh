@@ -17,9 +17,14 @@ case "$target" in
     emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release -DWF_BUILD_EXAMPLES=OFF "$@" >/dev/null
     cmake --build build/wasm -j "$jobs"
     # the npm package's engine files
+    # (the Node glue loads the threaded .wasm, which is the same binary as wasmformer-node.wasm; dist/*.js are
+    # CommonJS, which the Node pthread workers need — dist/package.json says so)
     mkdir -p dist
     cp build/wasm/wasmformer.mjs build/wasm/wasmformer.wasm build/wasm/wasmformer-single.mjs \
-       build/wasm/wasmformer-mt.mjs build/wasm/wasmformer-mt.wasm build/wasm/wasmformer-mt.worker.js dist/
+       build/wasm/wasmformer-mt.mjs build/wasm/wasmformer-mt.wasm build/wasm/wasmformer-mt.worker.js \
+       build/wasm/wasmformer-node.cjs build/wasm/wasmformer-node.worker.js dist/
+    cmp -s build/wasm/wasmformer-node.wasm build/wasm/wasmformer-mt.wasm || { echo "wasmformer-node.wasm differs from wasmformer-mt.wasm" >&2; exit 1; }
+    echo '{ "type": "commonjs" }' > dist/package.json
     ;;
   *) echo "usage: scripts/build.sh native|wasm [cmake args]" >&2; exit 2 ;;
 esac

@@ -77,6 +77,23 @@ TEST_CASE("fill-mask: targets, and clear errors", "[tasks][fill-mask]") {
     REQUIRE(wf::fill_mask(bert(), "still [MASK] after errors", {}).size() == 1);
 }
 
+TEST_CASE("fill-mask: a padded batch gives each text what it gets alone", "[tasks][fill-mask]") {
+    const std::vector<std::string> texts = {"the capital of france is [MASK].", "[MASK] is a long way from here to the sea, and [MASK] knows", "a [MASK]"};
+    const auto batch = wf::fill_mask(bert(), texts, {.top_k = 4});
+    REQUIRE(batch.size() == 3);
+    for (size_t i = 0; i < texts.size(); ++i) {
+        const auto one = wf::fill_mask(bert(), texts[i], {.top_k = 4});
+        REQUIRE(batch[i].size() == one.size());
+        for (size_t m = 0; m < one.size(); ++m)
+            for (size_t k = 0; k < 4; ++k) {
+                REQUIRE(batch[i][m][k].token == one[m][k].token);
+                REQUIRE(batch[i][m][k].sequence == one[m][k].sequence);
+                REQUIRE(batch[i][m][k].score == Approx(one[m][k].score).margin(1e-6));
+            }
+    }
+    REQUIRE_THROWS_WITH(wf::fill_mask(bert(), std::vector<std::string>{"a [MASK]", "no mask"}), Catch::Contains("text 2: no [MASK] token"));
+}
+
 TEST_CASE("generation: greedy equals the reference continuation", "[tasks][generate]") {
     wft::golden g(wft::data_path("fixtures/gpt2-tiny/golden.safetensors"));
     const auto want = g.i32("greedy_ids");

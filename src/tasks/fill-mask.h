@@ -21,5 +21,9 @@ struct fill_mask_candidate {
 // than the model's positions. The trace (attention weights) and cancel are optional.
 std::vector<std::vector<fill_mask_candidate>> fill_mask(const pipeline_model& pm, std::string_view text, const fill_mask_options& opt = {},
                                                         forward_trace* trace = nullptr, const cancel_fn* cancel = nullptr);
+// Several texts as one padded batch (one forward pass): their results in order. The trace records the first text.
+std::vector<std::vector<std::vector<fill_mask_candidate>>> fill_mask(const pipeline_model& pm, const std::vector<std::string>& texts,
+                                                                     const fill_mask_options& opt = {}, forward_trace* trace = nullptr,
+                                                                     const cancel_fn* cancel = nullptr);
 
 }  // namespace wf

@@ -68,7 +68,7 @@ test('cross-origin isolated: the threaded build runs, with the same results as o
       ctl.abort();
       let error;
       try {
-        await fm._backend.call(fm._handle, 'fillMask', { text: 'Let there be [MASK].', options: { top_k: 1 } }, ctl.signal);
+        await fm._client.call(fm._handle, 'fillMask', { text: 'Let there be [MASK].', options: { top_k: 1 } }, ctl.signal);
       } catch (e) {
         error = { name: e.name, message: e.message };
       }

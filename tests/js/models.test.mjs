@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { FillMask, TextGenerator } from '../../web/src/index.js';
+import { FillMask, TextGenerator } from 'wasmformer';
 import { root } from './helpers.mjs';
 
 const BERT = path.join(root, 'models/wasmformer-bert-mini');

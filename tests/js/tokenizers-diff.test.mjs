@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Tokenizer as HF } from '@huggingface/tokenizers';
 
-import { Tokenizer } from '../../web/src/index.js';
+import { Tokenizer } from 'wasmformer';
 import { bertTokenizerConfig, bertTokenizerJson, gpt2TokenizerConfig, gpt2TokenizerJson } from './hf-tokenizer-json.mjs';
 
 // xorshift32: the same strings on every run

@@ -24,7 +24,7 @@ const state = { fm: null, gen: null, attention: null, tokens: [], running: null 
 function setStatus(id, text) { $(id).textContent = text; }
 
 function progress(e) {
-  if (e.status === 'progress' && e.total) $('progress').value = e.progress;
+  if (e.status === 'progress_total' && e.total) $('progress').value = e.progress;
   if (e.status === 'initiate') $('progress').value = 0;
 }
 
@@ -171,7 +171,10 @@ async function runGenerate() {
     setStatus('gen-speed', `${r.tokens.length} tokens, ${r.timings.tokens_per_second.toFixed(1)} tokens/s (${r.finish_reason})`);
     out.dataset.finish = r.finish_reason;
   } catch (e) {
-    setStatus('gen-speed', e.message);
+    if (e.name === 'AbortError' && e.result) {  // Stop: the AbortError carries what was generated
+      setStatus('gen-speed', `${e.result.tokens.length} tokens (aborted)`);
+      out.dataset.finish = 'aborted';
+    } else setStatus('gen-speed', e.message);
   } finally {
     $('gen-run').disabled = false;
     $('gen-stop').disabled = true;

@@ -1,10 +1,8 @@
-// Loads the wasm engine: the .wasm bytes are located next to this package (new URL(…, import.meta.url), which
-// bundlers understand) or given as `wasmUrl` / `wasmBinary`, and handed to the Emscripten factory, which never
-// fetches anything itself.
+// Loads the wasm engine in a browser (inside the package's Web Worker): the .wasm bytes are located next to this
+// package (new URL(…, import.meta.url), which bundlers understand) or given as `wasmUrl` / `wasmBinary`, and handed
+// to the Emscripten factory, which never fetches anything itself. Also the helpers every caller of the engine
+// shares. Node loads the engine with engine-node.js.
 import createWasmformer from '../../dist/wasmformer.mjs';
-
-const isNode = typeof process === 'object' && process.versions?.node && typeof window === 'undefined';
-let shared = null;
 
 // How many threads the engine may use here, or why it runs on one. The threaded build needs SharedArrayBuffer,
 // which browsers give only to cross-origin isolated pages (COOP: same-origin + COEP: require-corp).
@@ -12,7 +10,6 @@ function threadPlan(threads) {
   if (threads != null && !(Number.isInteger(threads) && threads >= 1)) throw new Error(`wasmformer: threads must be a whole number ≥ 1, got ${threads}`);
   if (threads === 1) return { want: 1, reason: 'one thread was asked for' };
   if (globalThis.WF_SINGLE_FILE) return { want: 1, reason: 'the single-file build has no threads' };
-  if (isNode) return { want: 1, reason: 'Node runs the single-thread build' };
   if (!globalThis.crossOriginIsolated || typeof SharedArrayBuffer !== 'function')
     return { want: 1, reason: 'the page is not cross-origin isolated (serve it with COOP: same-origin and COEP: require-corp for threads)' };
   const cores = globalThis.navigator?.hardwareConcurrency || 4;
@@ -20,16 +17,12 @@ function threadPlan(threads) {
 }
 
 async function readBytes(url) {
-  if (isNode && url.protocol === 'file:') {
-    const { readFile } = await import('node:fs/promises');
-    return readFile(url);
-  }
   const res = await fetch(url);
   if (!res.ok) throw new Error(`wasmformer: could not load ${url} (HTTP ${res.status})`);
   return res.arrayBuffer();
 }
 
-const quiet = { print: () => {}, printErr: () => {} };
+export const quiet = { print: () => {}, printErr: () => {} };
 
 // The pthreads build: wasmformer-mt.mjs starts `threads − 1` workers (wasmformer-mt.worker.js, next to it) before
 // it resolves; a page whose CSP or headers keep them from starting never resolves, hence the time limit.
@@ -50,32 +43,28 @@ async function loadThreaded(threads, threadedWasmUrl) {
 
 // engine.wfThreads = { threads, threading }: the count in use and, in words, how (or why only one).
 export async function loadEngine({ wasmUrl, wasmBinary, threads, threadedWasmUrl } = {}) {
-  const isDefault = !wasmUrl && !wasmBinary && threads == null && !threadedWasmUrl;
-  if (isDefault && shared) return shared;
-  const promise = (async () => {
-    const plan = threadPlan(threads);
-    let why = plan.reason;
-    if (plan.want > 1 && !wasmBinary && !wasmUrl) {
-      try {
-        return await loadThreaded(plan.want, threadedWasmUrl);
-      } catch (err) {
-        why = `the threaded build did not start (${err?.message ?? err})`;
-      }
+  const plan = threadPlan(threads);
+  let why = plan.reason;
+  if (plan.want > 1 && !wasmBinary && !wasmUrl) {
+    try {
+      return await loadThreaded(plan.want, threadedWasmUrl);
+    } catch (err) {
+      why = `the threaded build did not start (${err?.message ?? err})`;
     }
-    let e;
-    // the offline site's bundle uses the single-file build, whose wasm is inlined: nothing to fetch
-    if (globalThis.WF_SINGLE_FILE) e = await createWasmformer({ ...quiet });
-    else {
-      const bytes = wasmBinary ?? (await readBytes(wasmUrl ? new URL(wasmUrl, import.meta.url) : new URL('../../dist/wasmformer.wasm', import.meta.url)));
-      e = await createWasmformer({ ...quiet, wasmBinary: bytes });
-    }
-    e.wfThreads = { threads: 1, threading: `one thread: ${why ?? 'a wasmUrl or wasmBinary of the single-thread build was given'}` };
-    return e;
-  })();
-  if (isDefault) shared = promise;
-  promise.catch(() => { if (shared === promise) shared = null; });
-  return promise;
+  }
+  let e;
+  // the offline site's bundle uses the single-file build, whose wasm is inlined: nothing to fetch
+  if (globalThis.WF_SINGLE_FILE) e = await createWasmformer({ ...quiet });
+  else {
+    const bytes = wasmBinary ?? (await readBytes(wasmUrl ? new URL(wasmUrl, import.meta.url) : new URL('../../dist/wasmformer.wasm', import.meta.url)));
+    e = await createWasmformer({ ...quiet, wasmBinary: bytes });
+  }
+  e.wfThreads = { threads: 1, threading: `one thread: ${why ?? 'a wasmUrl or wasmBinary of the single-thread build was given'}` };
+  return e;
 }
+
+// The single-thread engine from given bytes (Node's fallback; engine-node.js).
+export const loadSingle = (wasmBinary) => createWasmformer({ ...quiet, wasmBinary });
 
 // The engine's memory as bytes. Memory grows (and, shared between threads, is replaced by a larger buffer), so
 // the view is checked against the live buffer each time.

@@ -1,128 +1,184 @@
-// Model sources → files streamed into the engine's memory.
+// Model sources → the files a model needs, streamed into the engine's memory. Runs where the engine runs (the
+// worker). The caller has already turned the user's source into a descriptor (api.js: describeSource):
+//   { type: 'url', url }         an absolute folder URL, or the URL of one .gguf file
+//   { type: 'hub', repo, revision, hub }   a Hugging Face repo
+//   { type: 'path', path }       (Node) an absolute folder or .gguf path
+//   { type: 'files', files }     file name → Blob | ArrayBuffer | typed array | string
 //
-// A source is: a folder URL or a Hugging Face repo URL (https://huggingface.co/{repo} or …/resolve/{rev}/); a map of
-// file names to ArrayBuffer / typed array / Blob / string; an array or FileList of File objects; in Node also a
-// folder path. Sizes are known before any byte is read (HEAD requests for URLs), so progress has its total up front.
+// Which files to read is the engine's decision (select_files in src/tasks/pipeline.h), taken from the names a source
+// lists: a folder's model-files.json, the hub's file list, a directory listing, the given names. Only a plain folder
+// URL without model-files.json is probed (HEAD for each name the engine may want); an HTML answer there (the SPA
+// fallback of Vite's dev server and of many static hosts) counts as "absent", never as the file. Sizes are known
+// before any byte is read, so progress has its totals up front.
 import { heapU8, json, result } from './engine.js';
 
-const INDEX = 'model.safetensors.index.json';
 export const CACHE_NAME = 'wasmformer-v1';
-
-const isNode = typeof process === 'object' && process.versions?.node && typeof window === 'undefined';
+export const MANIFEST = 'model-files.json';
+const INDEX = 'model.safetensors.index.json';
+const isGguf = (name) => /\.gguf$/i.test(name);
 
 function aborted(signal) {
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' });
 }
 
-// Base URL of a folder or a Hugging Face repo (default revision: main).
-export function baseUrl(src) {
-  const u = new URL(src, typeof location === 'object' ? location.href : undefined);
-  if (u.hostname === 'huggingface.co' && !u.pathname.includes('/resolve/')) {
-    const parts = u.pathname.split('/').filter(Boolean);
-    if (parts.length < 1) throw new Error(`not a Hugging Face repo URL: ${src}`);
-    const repo = parts[0] === 'models' ? parts.slice(1, 3) : parts.slice(0, 2);
-    const tree = parts.indexOf('tree');
-    const rev = tree >= 0 && parts[tree + 1] ? parts[tree + 1] : 'main';
-    return `https://huggingface.co/${repo.join('/')}/resolve/${rev}/`;
-  }
-  return u.href.endsWith('/') ? u.href : u.href + '/';
-}
-
-const isGguf = (name) => /\.gguf$/i.test(name);
-
-// Which files to read is the engine's decision (tasks/pipeline.h: select_files), made from the names a source
-// has; a source that cannot list its files is asked for each name the engine may want (candidateFiles).
-// size(name) → the file's size, or null when it is absent. Returns [{ name, size }].
-async function pick(engine, weights, size, names = null) {
-  if (!names) {
-    const candidates = result(engine.candidateFiles(weights));
-    const sizes = await Promise.all(candidates.map(size));
-    names = candidates.filter((n, i) => sizes[i] != null);
-  }
-  const chosen = result(engine.selectFiles(json(names), weights));
-  return Promise.all(chosen.map(async (name) => ({ name, size: await size(name) })));
-}
+const isHtml = (res) => /^text\/html\b/i.test(res.headers.get('content-type') ?? '');
 
 async function cacheStore(useCache) {
   if (!useCache || typeof caches === 'undefined') return null;
   try { return await caches.open(CACHE_NAME); } catch { return null; }
 }
 
-// Resolves a source into [{ name, size, open(): AsyncIterable<Uint8Array> }], without reading any weights yet.
-export async function resolve(engine, source, { weights = true, cache = true, signal, fetch: fetchFn = globalThis.fetch } = {}) {
+// Resolves a source descriptor into [{ name, size, open(): AsyncIterable<Uint8Array> }], reading no weights yet.
+// weights = false: a tokenizer alone (the engine then needs no config.json or weights).
+export async function resolve(engine, src, { weights = true, cache = true, signal, fetch: fetchFn = globalThis.fetch, readPath } = {}) {
   aborted(signal);
-  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) source = { 'model.gguf': source };  // bytes alone: a GGUF file
-  if (typeof source === 'string' && isNode && !/^[a-z][a-z0-9+.-]*:\/\//i.test(source)) {
-    const fs = await import('node:fs/promises');
-    const path = await import('node:path');
-    if (isGguf(source)) {
-      const size = (await fs.stat(source)).size;
-      return [{ name: path.basename(source), size, open: () => nodeChunks(fs, source, signal) }];
+  const pick = (names, sizeOf, where) => {
+    try {
+      return result(engine.selectFiles(json(names), weights)).map((name) => ({ name, size: sizeOf(name) }));
+    } catch (e) {
+      throw new Error(`${where}: ${e.message}`);
     }
-    const stat = async (n) => { try { return (await fs.stat(path.join(source, n))).size; } catch { return null; } };
-    let names;
-    try { names = await fs.readdir(source); } catch (e) { throw new Error(`${source}: ${e.code === 'ENOENT' ? 'no such folder' : e.message}`); }
-    const files = await pick(engine, weights, stat, names);
-    await addShards(files, async (n) => JSON.parse(await fs.readFile(path.join(source, n), 'utf8')), stat);
-    return files.map((f) => ({ ...f, open: () => nodeChunks(fs, path.join(source, f.name), signal) }));
-  }
-  if (typeof source === 'string' || source instanceof URL) {
-    const store = await cacheStore(cache);
-    const u = new URL(String(source), typeof location === 'object' ? location.href : undefined);
-    if (isGguf(u.pathname)) {  // one GGUF file
-      const res = await fetchFn(u.href, { method: 'HEAD', signal });
-      if (!res.ok) throw new Error(`${u.href}: HTTP ${res.status}`);
-      const len = res.headers.get('content-length');
-      return [{ name: u.pathname.split('/').pop(), size: len == null ? -1 : Number(len), url: u.href, open: () => urlChunks(u.href, store, signal, fetchFn) }];
+  };
+  switch (src.type) {
+    case 'path': {
+      if (!readPath) throw new Error(`${src.path}: folder paths are read in Node only; in a browser give a URL, File objects or bytes`);
+      const { list, open } = readPath;
+      const entries = await list(src.path);  // [{ name, size }] (one entry for a file path)
+      const sizes = new Map(entries.map((e) => [e.name, e.size]));
+      const files = pick(entries.map((e) => e.name), (n) => sizes.get(n), src.path);
+      await addShards(files, async (n) => JSON.parse(await readText(open(src.path, n, signal))), (n) => sizes.get(n) ?? null, src.path);
+      return files.map((f) => ({ ...f, open: () => open(src.path, f.name, signal) }));
     }
-    const base = baseUrl(String(source));
-    const head = async (n) => {
-      const url = base + n;
-      const hit = store && (await store.match(url));
-      if (hit) return Number(hit.headers.get('content-length') ?? (await hit.clone().arrayBuffer()).byteLength);
-      const res = await fetchFn(url, { method: 'HEAD', signal });
-      if (!res.ok) return null;
-      const len = res.headers.get('content-length');
-      return len == null ? -1 : Number(len);
-    };
-    const files = await pick(engine, weights, head);
-    await addShards(files, async (n) => (await fetchFn(base + n, { signal })).json(), head);
-    return files.map((f) => ({ ...f, url: base + f.name, open: () => urlChunks(base + f.name, store, signal, fetchFn) }));
+    case 'url':
+    case 'hub': {
+      const store = await cacheStore(cache);
+      const get = (url, init) => fetchFn(url, { ...init, signal });
+      let base, listing, where;
+      if (src.type === 'hub') {
+        const hub = (src.hub ?? 'https://huggingface.co').replace(/\/$/, '');
+        const rev = encodeURIComponent(src.revision ?? 'main');
+        base = `${hub}/${src.repo}/resolve/${rev}/`;
+        where = `${src.repo} (revision ${src.revision ?? 'main'})`;
+        listing = await hubListing(get, `${hub}/api/models/${src.repo}/tree/${rev}`, where);
+      } else {
+        const u = new URL(src.url);
+        if (isGguf(u.pathname)) {  // one GGUF file
+          const size = await headSize(get, u.href, store);
+          if (size == null) throw new Error(`${u.href}: not found`);
+          return [{ name: u.pathname.split('/').pop(), size, url: u.href, open: () => urlChunks(u.href, store, signal, fetchFn) }];
+        }
+        base = u.href.endsWith('/') ? u.href : u.href + '/';
+        where = base;
+        listing = await manifest(get, base + MANIFEST);
+      }
+      let names, sizeOf;
+      if (listing) {
+        names = [...listing.keys()];
+        sizeOf = (n) => listing.get(n) ?? null;
+      } else {  // a folder that does not list itself: ask for each name the engine may want
+        const candidates = result(engine.candidateFiles(weights));
+        const sizes = await Promise.all(candidates.map((n) => headSize(get, base + n, store)));
+        names = candidates.filter((n, i) => sizes[i] != null);
+        sizeOf = (n) => sizes[candidates.indexOf(n)] ?? null;
+        if (!names.length) throw new Error(`${base}: no model files there (no ${MANIFEST}, and none of ${candidates.join(', ')})`);
+      }
+      const files = pick(names, sizeOf, where);
+      await addShards(files, async (n) => readJson(await get(base + n), base + n), async (n) => sizeOf(n) ?? headSize(get, base + n, store), where);
+      return files.map((f) => ({ ...f, url: base + f.name, open: () => urlChunks(base + f.name, store, signal, fetchFn) }));
+    }
+    case 'files': {
+      const data = new Map();
+      for (const [name, v] of Object.entries(src.files)) {
+        if (typeof Blob !== 'undefined' && v instanceof Blob) data.set(name, v);
+        else if (typeof v === 'string') data.set(name, new TextEncoder().encode(v));
+        else if (v instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer)) data.set(name, new Uint8Array(v));
+        else if (ArrayBuffer.isView(v)) data.set(name, new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
+        else throw new Error(`file ${name}: unsupported data (give an ArrayBuffer, a typed array, a Blob or a string)`);
+      }
+      const size = (n) => (data.has(n) ? data.get(n).size ?? data.get(n).byteLength : null);
+      const files = pick([...data.keys()], size, 'the given files');
+      await addShards(files, async (n) => JSON.parse(await readText(memChunks(data.get(n), signal))), size, 'the given files');
+      return files.map((f) => ({ ...f, open: () => memChunks(data.get(f.name), signal) }));
+    }
+    default:
+      throw new Error(`unsupported model source type ${src.type}`);
   }
-  // File objects, or a map of names → data
-  const entries = new Map();
-  if (typeof FileList !== 'undefined' && source instanceof FileList) source = [...source];
-  if (Array.isArray(source)) for (const f of source) entries.set(f.name, f);
-  else if (source && typeof source === 'object' && !(source instanceof ArrayBuffer)) for (const [k, v] of Object.entries(source)) entries.set(k, v);
-  else throw new Error('unsupported model source: give a URL, a folder path (Node), File objects, or a map of file names');
-  const data = new Map();
-  for (const [name, v] of entries) {
-    if (typeof Blob !== 'undefined' && v instanceof Blob) data.set(name, v);
-    else if (typeof v === 'string') data.set(name, new TextEncoder().encode(v));
-    else if (v instanceof ArrayBuffer) data.set(name, new Uint8Array(v));
-    else if (ArrayBuffer.isView(v)) data.set(name, new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
-    else throw new Error(`file ${name}: unsupported data (give ArrayBuffer, a typed array, a Blob or a string)`);
-  }
-  const size = (n) => (data.has(n) ? data.get(n).size ?? data.get(n).byteLength : null);
-  const files = await pick(engine, weights, size, [...data.keys()]);
-  await addShards(files, async (n) => JSON.parse(await textOf(data.get(n))), size);
-  return files.map((f) => ({ ...f, open: () => memChunks(data.get(f.name), signal) }));
 }
 
-async function addShards(files, readJson, size) {
+// A folder's model-files.json: { "files": { name: size, … } } → Map, or null when there is none (404, or the HTML
+// page a static host answers every unknown path with).
+async function manifest(get, url) {
+  let res;
+  try {
+    res = await get(url);
+  } catch (e) {
+    if (e?.name === 'AbortError') throw e;
+    return null;
+  }
+  if (!res.ok || isHtml(res)) return null;
+  const m = await readJson(res, url);
+  if (!m || typeof m.files !== 'object' || Array.isArray(m.files)) throw new Error(`${url}: expected { "files": { name: size, … } }`);
+  return new Map(Object.entries(m.files).map(([n, s]) => {
+    if (!Number.isSafeInteger(s) || s < 0) throw new Error(`${url}: size of ${n} must be a whole number of bytes, got ${JSON.stringify(s)}`);
+    return [n, s];
+  }));
+}
+
+// The hub's file list of a repo revision: [{ type: 'file', path, size, lfs?: { size } }] → Map of top-level files.
+async function hubListing(get, url, where) {
+  const res = await get(url);
+  if (res.status === 401 || res.status === 404) throw new Error(`${where}: no such model on the Hugging Face hub, or it is private (${url}: HTTP ${res.status})`);
+  if (!res.ok) throw new Error(`${where}: the hub's file list failed (${url}: HTTP ${res.status})`);
+  const list = await readJson(res, url);
+  if (!Array.isArray(list)) throw new Error(`${url}: expected a list of files`);
+  return new Map(list.filter((e) => e?.type === 'file' && typeof e.path === 'string' && !e.path.includes('/'))
+                     .map((e) => [e.path, e.lfs?.size ?? e.size ?? -1]));
+}
+
+async function readJson(res, url) {
+  if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+  if (isHtml(res)) throw new Error(`${url}: the server answered with an HTML page, not the file`);
+  try {
+    return await res.json();
+  } catch (e) {
+    throw new Error(`${url}: not JSON (${e.message})`);
+  }
+}
+
+// Size of a file at url (cache first), −1 when the server does not say, null when it is absent.
+async function headSize(get, url, store) {
+  const hit = store && (await store.match(url));
+  if (hit) return Number(hit.headers.get('content-length') ?? (await hit.clone().arrayBuffer()).byteLength);
+  let res;
+  try {
+    res = await get(url, { method: 'HEAD' });
+  } catch (e) {
+    if (e?.name === 'AbortError') throw e;
+    return null;
+  }
+  if (!res.ok || isHtml(res)) return null;
+  const len = res.headers.get('content-length');
+  return len == null ? -1 : Number(len);
+}
+
+async function addShards(files, readIndex, size, where) {
   if (!files.some((f) => f.name === INDEX)) return;
-  const index = await readJson(INDEX);
+  const index = await readIndex(INDEX);
   const shards = [...new Set(Object.values(index?.weight_map ?? {}))];
   for (const s of shards) {
     if (typeof s !== 'string' || !/^[^/\\:]+$/.test(s) || s === '.' || s === '..')
-      throw new Error(`model.safetensors.index.json names "${s}", which is not a plain file name`);
+      throw new Error(`${where}: ${INDEX} names "${s}", which is not a plain file name`);
     const n = await size(s);
-    if (n == null) throw new Error(`model.safetensors.index.json names shard ${s}, which is missing`);
+    if (n == null) throw new Error(`${where}: ${INDEX} names shard ${s}, which is missing`);
     files.push({ name: s, size: n });
   }
 }
 
-const textOf = async (d) => (typeof Blob !== 'undefined' && d instanceof Blob ? d.text() : new TextDecoder().decode(d));
+async function readText(chunks) {
+  const parts = [];
+  for await (const c of chunks) parts.push(c.slice());
+  return new TextDecoder().decode(await new Blob(parts).arrayBuffer());
+}
 
 async function* memChunks(d, signal) {
   if (typeof Blob !== 'undefined' && d instanceof Blob) {
@@ -140,26 +196,12 @@ async function* memChunks(d, signal) {
   }
 }
 
-async function* nodeChunks(fs, file, signal) {
-  const h = await fs.open(file, 'r');
-  try {
-    const buf = new Uint8Array(1 << 22);
-    for (;;) {
-      aborted(signal);
-      const { bytesRead } = await h.read(buf, 0, buf.length, null);
-      if (!bytesRead) return;
-      yield buf.subarray(0, bytesRead);
-    }
-  } finally {
-    await h.close();
-  }
-}
-
 async function* urlChunks(url, store, signal, fetchFn) {
   let res = store && (await store.match(url));
   if (!res) {
     res = await fetchFn(url, { signal });
     if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
+    if (isHtml(res)) throw new Error(`${url}: the server answered with an HTML page, not the file`);
     if (store) {
       // cache a copy while streaming the other
       const [a, b] = res.body.tee();
@@ -180,16 +222,20 @@ async function* urlChunks(url, store, signal, fetchFn) {
   }
 }
 
-// Streams every file into a FileSet in wasm memory (one copy: network/disk → wasm heap), with one aggregate
-// progress stream: { status: 'progress', file, loaded, total, progress }.
-export async function download(engine, files, { signal, progress_callback } = {}) {
+// Streams every file into a FileSet in wasm memory (one copy: network/disk → wasm heap). Progress events as
+// transformers.js sends them: per file 'initiate', 'download', 'progress' { file, loaded, total, progress } and
+// 'done'; across files 'progress_total' { loaded, total, progress, files: { name: { loaded, total } } }.
+export async function download(engine, files, { signal, progress_callback, name } = {}) {
   const fileSet = new engine.FileSet();
+  const emit = (e) => progress_callback?.({ name, ...e });
   try {
     const known = files.every((f) => f.size >= 0);
     const total = known ? files.reduce((s, f) => s + f.size, 0) : null;
+    const perFile = Object.fromEntries(files.map((f) => [f.name, { loaded: 0, total: f.size >= 0 ? f.size : null }]));
     let loaded = 0;
-    progress_callback?.({ status: 'initiate', files: files.map((f) => f.name), total });
+    for (const f of files) emit({ status: 'initiate', file: f.name });
     for (const f of files) {
+      emit({ status: 'download', file: f.name });
       const chunks = [];
       let ptr = 0, got = 0;
       if (f.size >= 0) {
@@ -203,7 +249,9 @@ export async function download(engine, files, { signal, progress_callback } = {}
         } else chunks.push(c.slice());
         got += c.byteLength;
         loaded += c.byteLength;
-        progress_callback?.({ status: 'progress', file: f.name, loaded, total, progress: total ? (100 * loaded) / total : null });
+        perFile[f.name].loaded = got;
+        emit({ status: 'progress', file: f.name, loaded: got, total: f.size >= 0 ? f.size : null, progress: f.size > 0 ? (100 * got) / f.size : null });
+        emit({ status: 'progress_total', loaded, total, progress: total ? (100 * loaded) / total : null, files: perFile });
       }
       if (f.size >= 0 && got !== f.size) throw new Error(`${f.name}: got ${got} bytes, expected ${f.size}`);
       if (f.size < 0) {
@@ -212,7 +260,7 @@ export async function download(engine, files, { signal, progress_callback } = {}
         let off = 0;
         for (const c of chunks) { heapU8(engine).set(c, ptr + off); off += c.byteLength; }
       }
-      progress_callback?.({ status: 'done', file: f.name });
+      emit({ status: 'done', file: f.name });
     }
     return fileSet;
   } catch (e) {

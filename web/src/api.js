@@ -1,0 +1,433 @@
+// wasmformer's JavaScript API, the same in browsers and in Node (index.js and index.node.js give it its platform).
+//
+//   const unmasker = await pipeline('fill-mask', source);                   // transformers.js-style
+//   await unmasker('The capital of France is [MASK].', { top_k: 5 });
+//   const m = await Model.load(source);  m.info.tasks                        // ['fill-mask'] …
+//   await m.fill(text, { top_k, targets, signal });
+//   for await (const piece of m.generate('Once upon a time', { max_new_tokens: 40, signal })) …
+//   const tok = await Tokenizer.load(source);  await tok.encode('Hello');
+//
+// The engine runs in a worker the package starts itself (a Web Worker, a worker_threads Worker in Node), shared by
+// every model; { worker: false } runs it in the caller's thread instead. Options other than the few the API itself
+// reads (signal, progress_callback, …) go to the engine, which checks every name, type and range.
+import { LocalClient, WorkerClient, abortError } from './client.js';
+
+let platform = null;
+export function setPlatform(p) {
+  platform = p;
+}
+
+export const CACHE_NAME = 'wasmformer-v1';
+// Removes every cached model file (browsers' Cache API).
+export async function clearCache() {
+  if (typeof caches !== 'undefined') await caches.delete(CACHE_NAME);
+}
+
+const now = () => (typeof performance === 'object' ? performance.now() : Date.now());
+const disposeKey = Symbol.dispose ?? Symbol.for('Symbol.dispose');
+const asyncDisposeKey = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose');
+
+// ------------------------------------------------------------------------------------------------------ options
+const LOAD_OPTIONS = ['dtype', 'memory_budget', 'revision', 'progress_callback', 'signal', 'cache', 'worker', 'threads', 'wasmUrl', 'wasmBinary',
+                      'threadedWasmUrl', 'fetch', 'hub', 'device'];
+const FOREIGN_LOAD = {
+  quantized: 'use dtype (for example dtype: "q8_0")', local_files_only: 'pass a folder path, URL or files for a local model',
+  cache_dir: 'browsers cache with the Cache API (cache: true); Node reads files where they are', subfolder: 'give the folder itself as the source',
+  model_file_name: 'give the folder, or the .gguf file itself', session_options: 'not an onnxruntime option set: see the load options',
+  config: 'the model folder\'s config.json is read', progress: 'use progress_callback',
+};
+
+function editDistance(a, b) {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let diag = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const up = row[j];
+      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] !== b[j - 1] ? 1 : 0));
+      diag = up;
+    }
+  }
+  return row[b.length];
+}
+
+// Unknown option names are errors that say what to use instead.
+function checkNames(opts, known, foreign, what) {
+  if (opts == null) return;
+  if (typeof opts !== 'object' || Array.isArray(opts)) throw new TypeError(`${what}: options must be an object`);
+  for (const k of Object.keys(opts)) {
+    if (known.includes(k)) continue;
+    let msg = `${what}: unknown option "${k}"`;
+    if (foreign[k]) throw new Error(`${msg} (${foreign[k]})`);
+    const near = known.map((n) => [n, editDistance(k, n)]).filter(([n, d]) => d * 3 <= Math.max(k.length, n.length)).sort((a, b) => a[1] - b[1])[0];
+    throw new Error(near ? `${msg} (did you mean "${near[0]}"?)` : `${msg} (known: ${known.join(', ')})`);
+  }
+}
+
+function loadOptions(opts, what) {
+  checkNames(opts, LOAD_OPTIONS, FOREIGN_LOAD, what);
+  if (opts.device != null && !['wasm', 'cpu', 'auto'].includes(opts.device))
+    throw new Error(`${what}: device "${opts.device}" is not supported: wasmformer runs on the CPU (WebAssembly SIMD), device "wasm"`);
+  if (opts.fetch && opts.worker !== false) throw new Error(`${what}: a custom fetch works with { worker: false } only (a function cannot be sent to the worker)`);
+}
+
+// ------------------------------------------------------------------------------------------------- the engine
+const clients = new Map();  // one client (one worker) per set of engine options
+
+function clientFor(opts) {
+  const eo = { wasmUrl: opts.wasmUrl && String(opts.wasmUrl), wasmBinary: opts.wasmBinary, threads: opts.threads,
+               threadedWasmUrl: opts.threadedWasmUrl && String(opts.threadedWasmUrl) };
+  const local = opts.worker === false;
+  const key = `${local ? 'local' : 'worker'}:${JSON.stringify({ ...eo, wasmBinary: undefined })}`;
+  if (eo.wasmBinary) return local ? new LocalClient(platform, eo) : new WorkerClient(platform, eo);  // bytes: a client of their own
+  let c = clients.get(key);
+  if (!c) clients.set(key, (c = local ? new LocalClient(platform, eo) : new WorkerClient(platform, eo)));
+  return c;
+}
+
+// Stops the package's workers (their models are gone); the next load starts new ones.
+export function terminate() {
+  for (const c of clients.values()) c.terminate();
+  clients.clear();
+}
+
+// The user's source → a descriptor the engine's side resolves (sources.js). Relative URLs resolve against the page
+// here, not against the worker's script; Node paths against the working directory.
+async function describe(source, opts, task) {
+  if (source == null) {
+    const d = await platform.defaultModel(task);
+    return { desc: await describe(d.source, opts), name: d.name };
+  }
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return { desc: { type: 'files', files: { 'model.gguf': source } }, name: 'model.gguf' };
+  if (typeof Blob !== 'undefined' && source instanceof Blob && !Array.isArray(source)) {
+    const name = source.name || 'model.gguf';
+    return { desc: { type: 'files', files: { [name]: source } }, name };
+  }
+  if (typeof FileList !== 'undefined' && source instanceof FileList) source = [...source];
+  if (Array.isArray(source)) return { desc: { type: 'files', files: Object.fromEntries(source.map((f) => [f.name, f])) }, name: 'files' };
+  if (source instanceof URL) source = source.href;
+  if (typeof source === 'string') {
+    const hub = hubSource(source, opts);
+    if (hub) return { desc: hub, name: hub.repo };
+    return { desc: await platform.describe(source, opts), name: source };
+  }
+  if (typeof source === 'object') return { desc: { type: 'files', files: source }, name: 'files' };
+  throw new TypeError(`unsupported model source ${String(source)}: give a URL, a Hugging Face repo id, a folder path (Node), File objects, bytes or a map of file names`);
+}
+
+// A Hugging Face repo id ("org/name") or repo URL (…/org/name, …/tree/rev, …/resolve/rev/) → a hub descriptor.
+export function hubSource(s, opts = {}) {
+  const hub = opts.hub ?? 'https://huggingface.co';
+  if (/^[\w][\w.-]*\/[\w][\w.-]*$/.test(s) && !/\.gguf$/i.test(s)) {
+    if (platform.isLocalPath?.(s)) return null;  // Node: an existing folder of that name wins
+    return { type: 'hub', repo: s, revision: opts.revision ?? 'main', hub };
+  }
+  let u;
+  try { u = new URL(s); } catch { return null; }
+  if (u.origin !== new URL(hub).origin) return null;
+  const parts = u.pathname.split('/').filter(Boolean);
+  const repo = parts[0] === 'models' ? parts.slice(1, 3) : parts.slice(0, 2);
+  const rest = parts.slice(parts[0] === 'models' ? 3 : 2);
+  if (repo.length < 2) return null;
+  if ((rest[0] === 'resolve' || rest[0] === 'blob') && rest.length > 2) return null;  // one file: fetched as a URL
+  const revision = (rest[0] === 'tree' || rest[0] === 'resolve') && rest[1] ? decodeURIComponent(rest[1]) : opts.revision ?? 'main';
+  return { type: 'hub', repo: repo.join('/'), revision, hub };
+}
+
+async function open(kind, source, opts, task) {
+  const what = kind === 'tokenizer' ? 'Tokenizer.load' : task ? `load (${task})` : 'Model.load';
+  loadOptions(opts, what);
+  if (opts.signal?.aborted) throw abortError(opts.signal);
+  const client = clientFor(opts);
+  const { desc, name } = await describe(source, opts, task);
+  const engine = {};
+  if (opts.dtype != null) engine.dtype = opts.dtype;
+  if (opts.memory_budget != null) engine.memory_budget = opts.memory_budget;
+  const progress = opts.progress_callback;
+  const { handle, info } = await client.load(kind, desc, { engine, cache: opts.cache, fetch: opts.fetch, name }, progress, opts.signal);
+  progress?.({ status: 'ready', task: task ?? kind, model: name });
+  return { client, handle, info, name };
+}
+
+// ------------------------------------------------------------------------------------------------------ objects
+class Handle {
+  constructor({ client, handle, info, name }) {
+    this._client = client;
+    this._handle = handle;
+    this.info = info;
+    this.source = name;
+    this._queue = Promise.resolve();
+    this._disposed = false;
+  }
+  // Calls on one object run one after another; several objects share the engine.
+  _serial(fn) {
+    const run = this._queue.then(() => {
+      if (this._disposed) throw new Error('wasmformer: this object was disposed');
+      return fn();
+    });
+    this._queue = run.catch(() => {});
+    return run;
+  }
+  // A call with a signal rejects with an AbortError as soon as the signal fires (client.js: how far the abort
+  // reaches into a running call).
+  _call(method, args, signal) {
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    const call = this._client.call(this._handle, method, args, signal);
+    if (!signal) return call;
+    let onAbort;
+    const aborted = new Promise((_, reject) => {
+      onAbort = () => reject(abortError(signal));
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return Promise.race([call, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
+  }
+  // { threads, threading, backend }: how this object's engine runs
+  async engineInfo() {
+    return { ...(await this._client.threadInfo()), backend: this._client.kind };
+  }
+  // Frees the object's memory in the engine (the engine itself stays for other objects).
+  async dispose() {
+    if (this._disposed) return;
+    this._disposed = true;
+    await this._queue;
+    await this._client.dispose(this._handle);
+  }
+  [disposeKey]() {
+    void this.dispose();
+  }
+  [asyncDisposeKey]() {
+    return this.dispose();
+  }
+}
+
+function textArg(text, what) {
+  if (typeof text === 'string') return text;
+  if (Array.isArray(text) && text.some((m) => m && typeof m === 'object' && 'role' in m))
+    throw new TypeError(`${what}: chat messages are for chat models, which this version does not run yet; give a string`);
+  throw new TypeError(`${what}: the text must be a string, got ${Array.isArray(text) ? 'an array' : typeof text}`);
+}
+
+const tokenizerCalls = (obj) => ({
+  encode(text, { add_special_tokens = true, ...rest } = {}) {
+    checkNames(rest, [], {}, 'encode');
+    return obj._serial(() => obj._call('encode', { text: textArg(text, 'encode'), add_special_tokens }));
+  },
+  decode(ids, { skip_special_tokens = false, ...rest } = {}) {
+    checkNames(rest, [], {}, 'decode');
+    return obj._serial(() => obj._call('decode', { ids: Array.from(ids, Number), skip_special_tokens }));
+  },
+});
+
+// A tokenizer on its own (tokenizer.json, vocab.txt, or vocab.json + merges.txt; or a model folder's).
+export class Tokenizer extends Handle {
+  static async load(source, opts = {}) {
+    return new Tokenizer(await open('tokenizer', source, opts));
+  }
+  encode(text, opts) { return tokenizerCalls(this).encode(text, opts); }
+  decode(ids, opts) { return tokenizerCalls(this).decode(ids, opts); }
+}
+
+// A model and its tokenizer. What it can do is info.tasks (fill-mask, text-generation, …); FillMask and
+// TextGenerator are models loaded for one task, refused at load when the model cannot run it.
+export class Model extends Handle {
+  static async load(source, opts = {}) {
+    return Model._load(Model, null, source, opts);
+  }
+  static async _load(Cls, task, source, opts) {
+    const m = new Cls(await open('pipeline', source, opts, task));
+    if (task && !m.info.tasks.includes(task)) {
+      await m.dispose();
+      throw new Error(`${task} needs a model that can run it; this one (${m.info.architecture}) supports: ${m.info.tasks.join(', ') || 'no task'}`);
+    }
+    return m;
+  }
+  get tokenizer() {
+    return (this._tokenizer ??= tokenizerCalls(this));
+  }
+  _need(task) {
+    if (!this.info.tasks.includes(task)) throw new Error(`${task}: this model (${this.info.architecture}) supports ${this.info.tasks.join(', ') || 'no task'}`);
+  }
+
+  // fill-mask → { results: one list per mask of { score, token, token_str, sequence }, attention?, timings }.
+  // An array of texts runs as one padded batch → one such result per text. Options other than signal go to the
+  // engine (top_k, targets, attention_layer; attention only for a single text).
+  fill(text, { signal, ...options } = {}) {
+    return this._serial(async () => {
+      this._need('fill-mask');
+      const t0 = now();
+      if (Array.isArray(text)) {
+        const texts = text.map((t) => textArg(t, 'fill-mask'));
+        const r = await this._call('fillMaskBatch', { texts, options }, signal);
+        const timings = { seconds: (now() - t0) / 1000, ...(await this.engineInfo()) };
+        return r.batch.map((results) => ({ results, timings }));
+      }
+      const r = await this._call('fillMask', { text: textArg(text, 'fill-mask'), options }, signal);
+      const out = { results: r.results, timings: { seconds: (now() - t0) / 1000, ...(await this.engineInfo()) } };
+      if (r.attention) out.attention = { layer: r.attention_layer, heads: this.info.n_head, data: r.attention };
+      return out;
+    });
+  }
+
+  // text-generation: an AsyncIterable of text pieces (whole characters only). After the loop, .result holds
+  // { text, finish_reason, tokens, prompt_tokens, attention?, timings }. An abort ({ signal }) ends the loop within
+  // one token with an AbortError whose .result holds what was generated; the model stays usable. Options other
+  // than signal go to the engine (max_new_tokens, do_sample, temperature, top_k, top_p, min_p,
+  // repetition_penalty, no_repeat_ngram_size, seed, stop, stop_at_eos, attention_layer).
+  generate(prompt, { signal, ...options } = {}) {
+    const steps = this._steps(prompt, options, signal);
+    const stream = {
+      result: null,
+      async *[Symbol.asyncIterator]() {
+        for await (const s of steps) {
+          if (s.text) yield s.text;
+          if (s.done) stream.result = s.result;
+        }
+      },
+    };
+    return stream;
+  }
+
+  // The engine's steps of one generation, in turn with the object's other calls: { id, text, logprob } per token,
+  // the last one with done and the whole result.
+  async *_steps(prompt, options, signal) {
+    let release;
+    const turn = new Promise((r) => (release = r));
+    const prev = this._queue;
+    this._queue = turn;
+    await prev;
+    const tokens = [];
+    let text = '', attention, start;
+    const t0 = now();
+    const partial = (finish) => ({ text, finish_reason: finish, tokens, prompt_tokens: start?.prompt_tokens ?? 0, attention });
+    try {
+      if (this._disposed) throw new Error('wasmformer: this object was disposed');
+      this._need('text-generation');
+      start = await this._call('generateStart', { prompt: textArg(prompt, 'text-generation'), options }, signal);
+      for (;;) {
+        const s = await this._call('generateStep', {}, signal);
+        if (s.attention) attention = { layer: s.attention_layer, heads: this.info.n_head, data: s.attention };
+        const step = { id: s.id, text: s.text ?? '', logprob: s.logprob, done: s.done };
+        if (s.id !== undefined) tokens.push({ id: s.id, text: step.text, logprob: s.logprob });
+        text += step.text;
+        if (s.done) {
+          const seconds = (now() - t0) / 1000;
+          step.result = { ...partial(s.finish_reason), timings: { seconds, tokens_per_second: tokens.length / seconds, ...(await this.engineInfo()) } };
+        }
+        yield step;
+        if (s.done) return;
+      }
+    } catch (e) {
+      if (e?.name === 'AbortError') e.result = partial('aborted');
+      throw e;
+    } finally {
+      release();
+    }
+  }
+
+  // A whole generation → its result (see generate); onToken(piece, token) sees each piece as it comes.
+  async complete(prompt, { onToken, ...opts } = {}) {
+    const s = this.generate(prompt, opts);
+    for await (const piece of s) onToken?.(piece);
+    return s.result;
+  }
+}
+
+export class FillMask extends Model {
+  static load(source, opts = {}) {
+    return Model._load(FillMask, 'fill-mask', source, opts);
+  }
+}
+
+export class TextGenerator extends Model {
+  static load(source, opts = {}) {
+    return Model._load(TextGenerator, 'text-generation', source, opts);
+  }
+}
+
+// ----------------------------------------------------------------------------------------------- the streamer
+// As transformers.js's TextStreamer: a pipeline calls put(ids) with the prompt, then with each new token, and end()
+// at the end; callback_function receives text as it becomes printable (whole characters), token_callback_function
+// the ids. wasmformer's pipelines hand their own streamer the engine's text pieces directly.
+export class TextStreamer {
+  constructor(tokenizer, { skip_prompt = false, skip_special_tokens = true, callback_function, token_callback_function } = {}) {
+    this.tokenizer = tokenizer;
+    this.skip_prompt = skip_prompt;
+    this.skip_special_tokens = skip_special_tokens;
+    this.callback_function = callback_function ?? ((t) => (typeof process === 'object' ? process.stdout.write(t) : console.log(t)));
+    this.token_callback_function = token_callback_function;
+    this._prompt_done = false;
+  }
+  // ids: the prompt's (first call) or a new token's, as [[…]]; text: the printable text for them, when known.
+  put(ids, text) {
+    const flat = Array.from(Array.isArray(ids?.[0]) ? ids[0] : ids ?? [], (x) => BigInt(x));
+    if (!this._prompt_done) {
+      this._prompt_done = true;
+      if (this.skip_prompt) return;
+    }
+    this.token_callback_function?.(flat);
+    if (text) this.on_finalized_text(text, false);
+  }
+  end() {
+    this.on_finalized_text('', true);
+  }
+  on_finalized_text(text, stream_end) {
+    if (text) this.callback_function(text);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------- pipelines
+const PIPELINE_CALL = {
+  'fill-mask': ['signal'],  // + the engine's
+  'text-generation': ['signal', 'streamer', 'return_full_text'],
+};
+
+export async function pipeline(task, source, opts = {}) {
+  if (!(task in PIPELINE_CALL)) {
+    const near = Object.keys(PIPELINE_CALL).find((t) => editDistance(task, t) <= 3);
+    throw new Error(`unknown task "${task}"${near ? ` (did you mean "${near}"?)` : ''} (supported: ${Object.keys(PIPELINE_CALL).join(', ')})`);
+  }
+  if (source != null && typeof source === 'object' && !(source instanceof URL) && !Array.isArray(source) && !ArrayBuffer.isView(source) &&
+      !(source instanceof ArrayBuffer) && !(typeof Blob !== 'undefined' && source instanceof Blob) && LOAD_OPTIONS.some((k) => k in source) &&
+      Object.keys(opts).length === 0) {
+    opts = source;  // pipeline(task, { dtype, … }): the default model with these options
+    source = undefined;
+  }
+  const Cls = task === 'fill-mask' ? FillMask : TextGenerator;
+  const m = await Cls.load(source, opts);
+  let run;
+  if (task === 'fill-mask') {
+    // one mask: its candidates; several masks: one list per mask; an array of texts: one of those per text
+    const shape = ({ results }) => (results.length === 1 ? results[0] : results);
+    run = async (texts, o = {}) => {
+      const r = await m.fill(texts, o);
+      return Array.isArray(r) ? r.map(shape) : shape(r);
+    };
+  } else {
+    run = async (prompts, { streamer, return_full_text, signal, ...o } = {}) => {
+      const one = async (p) => {
+        const own = streamer instanceof TextStreamer;
+        if (own) {
+          streamer.put([]);  // the prompt: skipped, or shown as the user wrote it
+          if (!streamer.skip_prompt) streamer.on_finalized_text(p, false);
+        } else if (streamer) {
+          streamer.put?.([await m.tokenizer.encode(p)]);
+        }
+        let result;
+        for await (const s of m._steps(p, o, signal)) {
+          if (s.id !== undefined) streamer?.put?.([[s.id]], own ? s.text : undefined);
+          if (s.done) result = s.result;
+        }
+        streamer?.end?.();
+        return [{ generated_text: return_full_text === false ? result.text : p + result.text }];
+      };
+      if (Array.isArray(prompts) && prompts.every((p) => typeof p === 'string')) {
+        const out = [];
+        for (const p of prompts) out.push(await one(p));
+        return out;
+      }
+      return one(textArg(prompts, 'text-generation'));
+    };
+  }
+  const dispose = () => m.dispose();
+  return Object.assign(run, { task, model: m, tokenizer: m.tokenizer, dispose, [disposeKey]: () => void dispose(), [asyncDisposeKey]: dispose });
+}
