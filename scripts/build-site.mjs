@@ -9,7 +9,7 @@ import * as esbuild from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, process.argv[2] ?? 'site');
-const MODELS = { bert: 'models/gguf/wasmformer-bert-mini-q8_0.gguf', gpt2: 'models/gguf/wasmformer-gpt2-mini-q8_0.gguf' };
+const MODELS = { bert: 'packages/models/wasmformer-bert-mini-q8_0.gguf', gpt2: 'packages/models/wasmformer-gpt2-mini-q8_0.gguf' };
 
 if (!existsSync(path.join(root, 'dist/wasmformer-single.mjs'))) execFileSync('bash', [path.join(root, 'scripts/build.sh'), 'wasm'], { stdio: 'inherit' });
 rmSync(out, { recursive: true, force: true });

@@ -25,6 +25,10 @@ case "$target" in
        build/wasm/wasmformer-node.cjs build/wasm/wasmformer-node.worker.js dist/
     cmp -s build/wasm/wasmformer-node.wasm build/wasm/wasmformer-mt.wasm || { echo "wasmformer-node.wasm differs from wasmformer-mt.wasm" >&2; exit 1; }
     echo '{ "type": "commonjs" }' > dist/package.json
+    # Bundlers must leave the pthread worker's import(url) alone (webpack would otherwise pull a context module of
+    # dist/ into the bundle and warn); without a URL the worker imports its sibling wasmformer-mt.mjs statically.
+    sed -i 's/import(e\.data\.urlOrBlob)/import(\/* webpackIgnore: true *\/ \/* @vite-ignore *\/ e.data.urlOrBlob)/' dist/wasmformer-mt.worker.js
+    grep -q 'webpackIgnore' dist/wasmformer-mt.worker.js || { echo "wasmformer-mt.worker.js: the import(urlOrBlob) patch did not apply" >&2; exit 1; }
     ;;
   *) echo "usage: scripts/build.sh native|wasm [cmake args]" >&2; exit 2 ;;
 esac

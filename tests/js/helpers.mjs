@@ -32,14 +32,25 @@ export function filesOf(dir) {
   return m;
 }
 
-// A static server on 127.0.0.1 for a folder; `slow` streams large files in small, delayed chunks.
-export async function serve(dir, { slow = false } = {}) {
+// A static server on 127.0.0.1 for a folder; `slow` streams large files in small, delayed chunks; `hide` names
+// files answered with 404 (e.g. model-files.json, to make the loader probe); `spa`: a missing file is answered with
+// an HTML page and 200, as Vite's servers and many static hosts do.
+export async function serve(dir, { slow = false, hide = [], spa = false } = {}) {
   const requests = [];
   const server = http.createServer((req, res) => {
     requests.push(`${req.method} ${req.url}`);
-    const file = path.join(dir, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    const name = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const file = path.join(dir, name);
     let body;
-    try { body = readFileSync(file); } catch { res.writeHead(404); return res.end(); }
+    try {
+      if (hide.includes(path.basename(name))) throw new Error('hidden');
+      body = readFileSync(file);
+    } catch {
+      if (!spa) { res.writeHead(404); return res.end(); }
+      const page = '<!doctype html><title>app</title>';
+      res.writeHead(200, { 'content-type': 'text/html', 'content-length': page.length });
+      return res.end(req.method === 'HEAD' ? undefined : page);
+    }
     res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/octet-stream' });
     if (req.method === 'HEAD') return res.end();
     if (!slow || body.length < 100000) return res.end(body);

@@ -8,8 +8,8 @@ import { root } from './helpers.mjs';
 
 const BERT = path.join(root, 'models/wasmformer-bert-mini');
 const GPT2 = path.join(root, 'models/wasmformer-gpt2-mini');
-const BERT_GGUF = path.join(root, 'models/gguf/wasmformer-bert-mini-q8_0.gguf');
-const GPT2_GGUF = path.join(root, 'models/gguf/wasmformer-gpt2-mini-q8_0.gguf');
+const BERT_GGUF = path.join(root, 'packages/models/wasmformer-bert-mini-q8_0.gguf');
+const GPT2_GGUF = path.join(root, 'packages/models/wasmformer-gpt2-mini-q8_0.gguf');
 
 async function fills(source, text) {
   const fm = await FillMask.load(source);

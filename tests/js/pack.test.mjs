@@ -1,32 +1,66 @@
-// npm pack → install the tarball into an empty folder → import it by name and run fill-mask.
+// The package as users get it, in Node: `npm pack` of the runtime and of wasmformer-models, installed offline from
+// the tarballs into fresh apps. The Node example runs (default models, streaming, a server answering during a
+// generation), require() works, the TypeScript consumer type-checks under --strict with the default lib, and
+// without the models package a call with no model says what to install.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 
-import { fixture, root } from './helpers.mjs';
+import { root } from './helpers.mjs';
+import { freshApp, pack } from './pack-helpers.mjs';
 
-test('the packed package installs and runs fill-mask', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'wasmformer-pack-'));
-  try {
-    execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: root, stdio: 'ignore' });
-    const tgz = readdirSync(dir).find((f) => f.endsWith('.tgz'));
-    const listing = execFileSync('tar', ['tzf', path.join(dir, tgz)], { encoding: 'utf8' });
-    assert.match(listing, /package\/dist\/wasmformer\.wasm/);
-    assert.doesNotMatch(listing, /package\/(src|tests|tools|build)\//);
-    const app = path.join(dir, 'app');
-    execFileSync('mkdir', ['-p', app]);
-    writeFileSync(path.join(app, 'package.json'), '{"name":"app","type":"module","private":true}');
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', path.join(dir, tgz)], { cwd: app, stdio: 'ignore' });
-    writeFileSync(path.join(app, 'run.mjs'),
-      `import { pipeline } from 'wasmformer';\nconst u = await pipeline('fill-mask', ${JSON.stringify(fixture('bert-tiny'))});\n` +
-      `console.log(JSON.stringify(await u('hello [MASK].', { top_k: 2 })));\n`);
-    const out = JSON.parse(execFileSync('node', ['run.mjs'], { cwd: app, encoding: 'utf8' }));
-    assert.equal(out.length, 2);
-    assert.ok(out[0].score > 0 && typeof out[0].token_str === 'string');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+test('the tarballs hold what users need and nothing else', () => {
+  const { runtime, models } = pack();
+  const list = (t) => execFileSync('tar', ['tzf', t], { encoding: 'utf8' });
+  const files = list(runtime);
+  for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-mt.wasm', 'dist/wasmformer-node.cjs', 'dist/package.json', 'web/src/index.js',
+                   'web/src/index.node.js', 'web/src/index.d.ts', 'web/src/worker-node.js'])
+    assert.match(files, new RegExp(`package/${f.replace('.', '\\.')}`), f);
+  assert.doesNotMatch(files, /package\/(src|tests|tools|build|models|examples|packages)\//);
+  assert.doesNotMatch(files, /\.gguf/);
+  assert.ok(statSync(runtime).size < 2_000_000, `runtime tarball is ${statSync(runtime).size} bytes`);
+  assert.match(list(models), /package\/wasmformer-bert-mini-q8_0\.gguf/);
+});
+
+test('the Node example runs from the tarballs: default models, streaming, a free event loop', { timeout: 240000 }, () => {
+  const app = freshApp('app-node');
+  copyFileSync(path.join(root, 'examples/node/index.mjs'), path.join(app, 'index.mjs'));
+  const out = execFileSync('node', ['index.mjs'], { cwd: app, encoding: 'utf8' });
+  assert.match(out, /^fill-mask: egypt 0\.\d\d$/m);
+  assert.match(out, /^text-generation: In the beginning .{20,}$/m);
+  assert.match(out, /^server during generation: still here$/m);
+  assert.match(out, /^streamed the same text: true$/m);
+});
+
+test('require() works, and the TypeScript consumer type-checks under --strict with the default lib', { timeout: 240000 }, () => {
+  const app = freshApp('app-types');
+  const cjs = execFileSync('node', ['-e', "const w = require('wasmformer'); console.log(typeof w.pipeline, typeof w.Model.load)"],
+                           { cwd: app, encoding: 'utf8' });
+  assert.equal(cjs.trim(), 'function function');
+  copyFileSync(path.join(root, 'tests/types/consumer.ts'), path.join(app, 'consumer.ts'));
+  const tsc = path.join(root, 'node_modules/.bin/tsc');
+  execFileSync(tsc, ['--strict', '--noEmit', '--target', 'es2022', '--module', 'nodenext', 'consumer.ts'], { cwd: app, stdio: 'pipe' });
+  // and a type error is found (the check is real)
+  writeFileSync(path.join(app, 'wrong.ts'), "import { pipeline } from 'wasmformer';\nconst u = await pipeline('fill-mask');\nconst n: number = (await u('a [MASK]'))[0].token_str;\nexport {};\n");
+  assert.throws(() => execFileSync(tsc, ['--strict', '--noEmit', '--target', 'es2022', '--module', 'nodenext', 'wrong.ts'], { cwd: app, stdio: 'pipe' }),
+                (e) => /TS2322/.test(e.stdout.toString()));
+});
+
+test('without wasmformer-models, a call with no model says what to install', { timeout: 120000 }, () => {
+  const { dir, runtime } = pack();
+  const app = path.join(dir, 'app-bare');
+  execFileSync('mkdir', ['-p', app]);
+  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'bare', private: true, type: 'module' }));
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--omit=optional', runtime], { cwd: app, stdio: 'ignore' });
+  const err = (() => {
+    try {
+      execFileSync('node', ['--input-type=module', '-e', "import { pipeline } from 'wasmformer'; await pipeline('fill-mask');"], { cwd: app, stdio: 'pipe' });
+    } catch (e) {
+      return e.stderr.toString();
+    }
+    return '';
+  })();
+  assert.match(err, /no model given for fill-mask, and the default models are not installed \(npm install wasmformer-models\)/);
 });

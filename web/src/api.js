@@ -75,8 +75,11 @@ function loadOptions(opts, what) {
 const clients = new Map();  // one client (one worker) per set of engine options
 
 function clientFor(opts) {
-  const eo = { wasmUrl: opts.wasmUrl && String(opts.wasmUrl), wasmBinary: opts.wasmBinary, threads: opts.threads,
-               threadedWasmUrl: opts.threadedWasmUrl && String(opts.threadedWasmUrl) };
+  const abs = (u) => {  // against the page, not the worker
+    if (!u) return undefined;
+    try { return new URL(String(u), globalThis.location?.href).href; } catch { return String(u); }
+  };
+  const eo = { wasmUrl: abs(opts.wasmUrl), wasmBinary: opts.wasmBinary, threads: opts.threads, threadedWasmUrl: abs(opts.threadedWasmUrl) };
   const local = opts.worker === false;
   const key = `${local ? 'local' : 'worker'}:${JSON.stringify({ ...eo, wasmBinary: undefined })}`;
   if (eo.wasmBinary) return local ? new LocalClient(platform, eo) : new WorkerClient(platform, eo);  // bytes: a client of their own
@@ -96,7 +99,7 @@ export function terminate() {
 async function describe(source, opts, task) {
   if (source == null) {
     const d = await platform.defaultModel(task);
-    return { desc: await describe(d.source, opts), name: d.name };
+    return { desc: (await describe(d.source, opts)).desc, name: d.name };
   }
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return { desc: { type: 'files', files: { 'model.gguf': source } }, name: 'model.gguf' };
   if (typeof Blob !== 'undefined' && source instanceof Blob && !Array.isArray(source)) {

@@ -1,8 +1,11 @@
 // Loads the wasm engine in a browser (inside the package's Web Worker): the .wasm bytes are located next to this
-// package (new URL(…, import.meta.url), which bundlers understand) or given as `wasmUrl` / `wasmBinary`, and handed
+// package (new URL(…, import.meta.url), which bundlers understand) or given as `wasmUrl` / `wasmBinary` (URLs made
+// absolute by the caller, against the page), and handed
 // to the Emscripten factory, which never fetches anything itself. Also the helpers every caller of the engine
 // shares. Node loads the engine with engine-node.js.
 import createWasmformer from '../../dist/wasmformer.mjs';
+// imported statically: bundlers build workers without code splitting by default (Vite: IIFE), so no import() here
+import createWasmformerMt from '../../dist/wasmformer-mt.mjs';
 
 // How many threads the engine may use here, or why it runs on one. The threaded build needs SharedArrayBuffer,
 // which browsers give only to cross-origin isolated pages (COOP: same-origin + COEP: require-corp).
@@ -27,8 +30,7 @@ export const quiet = { print: () => {}, printErr: () => {} };
 // The pthreads build: wasmformer-mt.mjs starts `threads − 1` workers (wasmformer-mt.worker.js, next to it) before
 // it resolves; a page whose CSP or headers keep them from starting never resolves, hence the time limit.
 async function loadThreaded(threads, threadedWasmUrl) {
-  const { default: createWasmformerMt } = await import('../../dist/wasmformer-mt.mjs');
-  const bytes = await readBytes(threadedWasmUrl ? new URL(threadedWasmUrl, import.meta.url) : new URL('../../dist/wasmformer-mt.wasm', import.meta.url));
+  const bytes = await readBytes(threadedWasmUrl ?? new URL('../../dist/wasmformer-mt.wasm', import.meta.url));
   let timer;
   const timeout = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('its workers did not start within 20 s')), 20000)));
   try {
@@ -56,7 +58,7 @@ export async function loadEngine({ wasmUrl, wasmBinary, threads, threadedWasmUrl
   // the offline site's bundle uses the single-file build, whose wasm is inlined: nothing to fetch
   if (globalThis.WF_SINGLE_FILE) e = await createWasmformer({ ...quiet });
   else {
-    const bytes = wasmBinary ?? (await readBytes(wasmUrl ? new URL(wasmUrl, import.meta.url) : new URL('../../dist/wasmformer.wasm', import.meta.url)));
+    const bytes = wasmBinary ?? (await readBytes(wasmUrl ?? new URL('../../dist/wasmformer.wasm', import.meta.url)));
     e = await createWasmformer({ ...quiet, wasmBinary: bytes });
   }
   e.wfThreads = { threads: 1, threading: `one thread: ${why ?? 'a wasmUrl or wasmBinary of the single-thread build was given'}` };

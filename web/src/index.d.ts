@@ -1,50 +1,84 @@
-// Type declarations for wasmformer's JavaScript API.
+// Type declarations for wasmformer's JavaScript API (the same in browsers and in Node). They compile under
+// `tsc --strict` with the default `lib` of any target: the disposal symbols are declared here when the lib lacks them.
 
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+    readonly asyncDispose: unique symbol;
+  }
+  interface Disposable {
+    [Symbol.dispose](): void;
+  }
+  interface AsyncDisposable {
+    [Symbol.asyncDispose](): PromiseLike<void>;
+  }
+}
+
+/** Where a model comes from. */
 export type ModelSource =
-  | string                                   // folder URL, Hugging Face repo URL, or (Node) a folder path
+  | string           // a folder or .gguf URL; a Hugging Face repo id "org/name" or URL; in Node a folder or file path
   | URL
+  | ArrayBuffer      // the bytes of one .gguf file
+  | ArrayBufferView
+  | Blob             // one .gguf file (File objects too)
   | File[]
   | FileList
   | Record<string, ArrayBuffer | ArrayBufferView | Blob | string>;  // file name → contents
 
-export interface ProgressEvent {
-  status: 'initiate' | 'progress' | 'done';
-  file?: string;
-  files?: string[];
-  loaded?: number;
-  total?: number | null;                     // known up front
-  progress?: number | null;                  // 0–100
-}
-
-export interface LoadOptions {
-  // weight storage: auto (default: as stored, F16/BF16 widened to f32 while the model stays under 1 GiB), as_stored
-  // (the least memory), or converted at load (transformers.js's fp32 / fp16 / q8 are accepted too)
-  dtype?: 'auto' | 'as_stored' | 'f32' | 'f16' | 'bf16' | 'q8_0' | 'fp32' | 'fp16' | 'q8';
-  memory_budget?: number;                    // bytes; a model estimated to need more is refused before allocating
-  cache?: boolean;                           // browsers: Cache API (default true)
-  signal?: AbortSignal;
-  progress_callback?: (e: ProgressEvent) => void;
-  worker?: boolean;                          // browsers: run in a Web Worker (default true)
-  wasmUrl?: string | URL;                    // where the .wasm is, if not next to the package (single-thread build)
-  wasmBinary?: ArrayBuffer | Uint8Array;     // the single-thread build's bytes
-  threads?: number;                          // browsers, cross-origin isolated pages: default min(cores, 8); 1 = no threads
-  threadedWasmUrl?: string | URL;            // where wasmformer-mt.wasm is, if not next to the package
-}
-
-// How the engine runs: the thread count in use and, in words, how — or why only one thread (e.g. the page is not
-// cross-origin isolated). Every result's timings carry it.
-export interface EngineInfo { threads: number; threading: string; backend: 'local' | 'worker' }
-
 export type Task = 'fill-mask' | 'text-generation';
 
+/** Load progress, as transformers.js sends it: per file, then across files, then 'ready'. */
+export type ProgressEvent =
+  | { status: 'initiate' | 'download' | 'done'; name: string; file: string }
+  | { status: 'progress'; name: string; file: string; loaded: number; total: number | null; progress: number | null }
+  | { status: 'progress_total'; name: string; loaded: number; total: number | null; progress: number | null;
+      files: Record<string, { loaded: number; total: number | null }> }
+  | { status: 'ready'; task: string; model: string };
+
+export interface LoadOptions {
+  /** Weight storage: 'auto' (default: as stored, F16/BF16 widened to f32 while the model stays under 1 GiB),
+   *  'as_stored' (the least memory), or a type to convert to (transformers.js's fp32 / fp16 / q8 accepted). */
+  dtype?: 'auto' | 'as_stored' | 'f32' | 'f16' | 'bf16' | 'q8_0' | 'fp32' | 'fp16' | 'q8';
+  /** Bytes the engine may allocate for this model; a model estimated to need more is refused before allocating. */
+  memory_budget?: number;
+  /** The revision of a Hugging Face repo (default 'main'). */
+  revision?: string;
+  /** The Hugging Face endpoint (default https://huggingface.co). */
+  hub?: string;
+  progress_callback?: (e: ProgressEvent) => void;
+  signal?: AbortSignal;
+  /** Browsers: keep downloaded files in the Cache API (default true). */
+  cache?: boolean;
+  /** false: run the engine in this thread instead of the package's worker (it then blocks this thread). */
+  worker?: boolean;
+  /** Threads: default min(cores, 8) where threads are possible (Node; cross-origin isolated pages); 1 = none. */
+  threads?: number;
+  /** Where the single-thread .wasm is, if not beside the package (an absolute URL, or relative to the page). */
+  wasmUrl?: string | URL;
+  wasmBinary?: ArrayBuffer | Uint8Array;
+  threadedWasmUrl?: string | URL;
+  /** With { worker: false }: the fetch to download with. */
+  fetch?: typeof fetch;
+  /** Accepted for transformers.js compatibility: 'wasm' or 'cpu' (the engine runs on the CPU). */
+  device?: 'wasm' | 'cpu' | 'auto';
+}
+
+/** How the engine runs: the threads in use and, in words, how — or why only one thread. */
+export interface EngineInfo { threads: number; threading: string; backend: 'local' | 'worker' }
+
 export interface ModelInfo {
-  architecture: string;                      // the engine's name of the family: 'bert', 'gpt2', …
-  tasks: Task[];                             // what the model can run
+  /** The engine's name of the family: 'bert', 'gpt2', … */
+  architecture: string;
+  /** What the model can run. */
+  tasks: Task[];
   n_layer: number; n_embd: number; n_head: number; n_vocab: number; n_ctx: number;
-  dtype: string;                             // what the dtype option became, e.g. 'auto (f16/bf16 widened to f32)'
-  weight_bytes: number;                      // weights the engine owns (the rest are views into the file)
+  /** What the dtype option became, e.g. 'auto (f16/bf16 widened to f32)'. */
+  dtype: string;
+  /** Bytes of weights the engine owns (the rest are views into the model file). */
+  weight_bytes: number;
   borrows_file_bytes: boolean;
-  mask_token: string;                        // '' if the tokenizer has none
+  /** The mask token, or '' when the tokenizer has none. */
+  mask_token: string;
 }
 
 export interface TokenizerLike {
@@ -52,68 +86,138 @@ export interface TokenizerLike {
   decode(ids: ArrayLike<number>, opts?: { skip_special_tokens?: boolean }): Promise<string>;
 }
 
-declare class Disposable {
+declare class Handle {
   readonly info: ModelInfo;
+  /** The source it was loaded from (a URL, a path, a repo id, 'files'). */
+  readonly source: string;
   engineInfo(): Promise<EngineInfo>;
+  /** Frees the object's memory in the engine. */
   dispose(): Promise<void>;
   [Symbol.dispose](): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-export class Tokenizer extends Disposable implements TokenizerLike {
+export class Tokenizer extends Handle implements TokenizerLike {
   static load(source: ModelSource, opts?: LoadOptions): Promise<Tokenizer>;
   encode(text: string, opts?: { add_special_tokens?: boolean }): Promise<number[]>;
   decode(ids: ArrayLike<number>, opts?: { skip_special_tokens?: boolean }): Promise<string>;
 }
 
-export interface FillMaskCandidate { score: number; token: number; token_str: string; sequence: string; }
-export interface Attention { layer: number; heads: number; data: Float32Array; }  // (heads, tokens, tokens)
+export interface FillMaskCandidate { score: number; token: number; token_str: string; sequence: string }
+/** Attention weights of one layer: data is (heads, tokens, tokens), row-major. */
+export interface Attention { layer: number; heads: number; data: Float32Array }
 
-export interface FillMaskOptions { top_k?: number; targets?: string | string[]; signal?: AbortSignal; attention_layer?: number }
-export interface FillMaskResult { results: FillMaskCandidate[][]; attention?: Attention; timings: { seconds: number } & EngineInfo }
+export interface FillMaskOptions {
+  top_k?: number;
+  /** Score only these words (each by its first token). */
+  targets?: string | string[];
+  /** Also return the attention weights of this layer (one text at a time). */
+  attention_layer?: number;
+  signal?: AbortSignal;
+}
+export interface FillMaskResult {
+  /** One list per mask token in the text, in order, best first. */
+  results: FillMaskCandidate[][];
+  attention?: Attention;
+  timings: { seconds: number } & EngineInfo;
+}
 
 export interface GenerationOptions {
   max_new_tokens?: number; do_sample?: boolean; temperature?: number; top_k?: number; top_p?: number; min_p?: number;
-  repetition_penalty?: number; no_repeat_ngram_size?: number; stop?: string | string[]; seed?: number;
-  stop_at_eos?: boolean; signal?: AbortSignal; attention_layer?: number;
+  repetition_penalty?: number; no_repeat_ngram_size?: number; seed?: number;
+  /** Stop strings: generation ends before the first, which is not returned. */
+  stop?: string | string[];
+  stop_at_eos?: boolean;
+  /** Also return the prompt's attention weights of this layer. */
+  attention_layer?: number;
+  signal?: AbortSignal;
 }
+export type FinishReason = 'eos' | 'stop' | 'length' | 'max_new_tokens';
 export interface GenerationResult {
   text: string;
-  finish_reason: 'eos' | 'stop' | 'length' | 'max_new_tokens' | 'aborted';
+  finish_reason: FinishReason;
   tokens: { id: number; text: string; logprob: number }[];
   prompt_tokens: number;
   attention?: Attention;
   timings: { seconds: number; tokens_per_second: number } & EngineInfo;
 }
+/** What an aborted generation rejects with: an AbortError carrying what was generated until then. */
+export interface GenerationAbortError extends Error {
+  name: 'AbortError';
+  result: Omit<GenerationResult, 'timings' | 'finish_reason'> & { finish_reason: 'aborted' };
+}
 
-// Any model the engine runs; its methods work for the tasks in info.tasks (an error names the ones it supports).
-export class Model extends Disposable {
+/** Any model the engine runs; its methods work for the tasks in info.tasks (an error names the ones it has). */
+export class Model extends Handle {
   static load(source: ModelSource, opts?: LoadOptions): Promise<Model>;
   readonly tokenizer: TokenizerLike;
+  /** fill-mask; an array of texts runs as one padded batch. */
   fill(text: string, opts?: FillMaskOptions): Promise<FillMaskResult>;
+  fill(texts: string[], opts?: FillMaskOptions): Promise<FillMaskResult[]>;
+  /** text-generation, streamed as text pieces of whole characters; .result is set when the loop ends. */
   generate(prompt: string, opts?: GenerationOptions): AsyncIterable<string> & { result: GenerationResult | null };
   complete(prompt: string, opts?: GenerationOptions & { onToken?: (piece: string) => void }): Promise<GenerationResult>;
 }
-// A model loaded for fill-mask (refused at load if it cannot fill masks).
+/** A model loaded for fill-mask (refused at load if it cannot fill masks). */
 export class FillMask extends Model {
   static load(source: ModelSource, opts?: LoadOptions): Promise<FillMask>;
 }
-// A model loaded for text generation.
+/** A model loaded for text generation. */
 export class TextGenerator extends Model {
   static load(source: ModelSource, opts?: LoadOptions): Promise<TextGenerator>;
 }
 
-export interface FillMaskPipeline {
-  (text: string, opts?: { top_k?: number; targets?: string | string[]; signal?: AbortSignal }): Promise<FillMaskCandidate[] | FillMaskCandidate[][]>;
-  (texts: string[], opts?: { top_k?: number; targets?: string | string[]; signal?: AbortSignal }): Promise<(FillMaskCandidate[] | FillMaskCandidate[][])[]>;
-  task: 'fill-mask'; model: FillMask; tokenizer: TokenizerLike; dispose(): Promise<void>;
+/** As transformers.js's TextStreamer: callback_function gets the text as it becomes printable. */
+export class TextStreamer {
+  constructor(tokenizer: TokenizerLike, opts?: {
+    skip_prompt?: boolean;
+    skip_special_tokens?: boolean;
+    callback_function?: (text: string) => void;
+    token_callback_function?: (ids: bigint[]) => void;
+  });
+  put(ids: ArrayLike<number | bigint> | ArrayLike<ArrayLike<number | bigint>>, text?: string): void;
+  end(): void;
+  on_finalized_text(text: string, stream_end: boolean): void;
 }
-export interface TextGenerationPipeline {
-  (prompt: string, opts?: GenerationOptions & { return_full_text?: boolean; streamer?: ((text: string) => void) | { callback_function?: (text: string) => void; end?: () => void } }):
-    Promise<{ generated_text: string }[]>;
-  task: 'text-generation'; model: TextGenerator; tokenizer: TokenizerLike; dispose(): Promise<void>;
+/** What a text-generation pipeline streams to: a TextStreamer, or anything with put/end. */
+export interface StreamerLike { put(ids: bigint[][] | number[][], text?: string): void; end(): void }
+
+interface PipelineObject<M> {
+  task: Task; model: M; tokenizer: TokenizerLike;
+  dispose(): Promise<void>;
+  [Symbol.dispose](): void;
+  [Symbol.asyncDispose](): Promise<void>;
 }
 
-export function pipeline(task: 'fill-mask', source: ModelSource, opts?: LoadOptions): Promise<FillMaskPipeline>;
-export function pipeline(task: 'text-generation', source: ModelSource, opts?: LoadOptions): Promise<TextGenerationPipeline>;
+/** fill-mask as transformers.js: a text with one mask gives its candidates; a text with several masks, one list per
+ *  mask (as Python transformers); an array of texts, one of those per text. */
+export interface FillMaskPipeline extends PipelineObject<FillMask> {
+  (text: `${string}[MASK]${string}[MASK]${string}` | `${string}<mask>${string}<mask>${string}`, opts?: Omit<FillMaskOptions, 'attention_layer'>): Promise<FillMaskCandidate[][]>;
+  (text: `${string}[MASK]${string}` | `${string}<mask>${string}`, opts?: Omit<FillMaskOptions, 'attention_layer'>): Promise<FillMaskCandidate[]>;
+  (text: string, opts?: Omit<FillMaskOptions, 'attention_layer'>): Promise<FillMaskCandidate[] | FillMaskCandidate[][]>;
+  (texts: string[], opts?: Omit<FillMaskOptions, 'attention_layer'>): Promise<(FillMaskCandidate[] | FillMaskCandidate[][])[]>;
+}
+export interface TextGenerationOptions extends Omit<GenerationOptions, 'attention_layer'> {
+  /** false: generated_text is only the continuation (default true: the prompt and the continuation). */
+  return_full_text?: boolean;
+  streamer?: StreamerLike;
+}
+export interface TextGenerationPipeline extends PipelineObject<TextGenerator> {
+  (prompt: string, opts?: TextGenerationOptions): Promise<{ generated_text: string }[]>;
+  (prompts: string[], opts?: TextGenerationOptions): Promise<{ generated_text: string }[][]>;
+}
+
+/** A pipeline for a task; with no source, the task's default model (Node: installed with the package; browsers:
+ *  after `import 'wasmformer-models'`). */
+export function pipeline(task: 'fill-mask', source?: ModelSource | null, opts?: LoadOptions): Promise<FillMaskPipeline>;
+export function pipeline(task: 'fill-mask', opts: LoadOptions): Promise<FillMaskPipeline>;
+export function pipeline(task: 'text-generation', source?: ModelSource | null, opts?: LoadOptions): Promise<TextGenerationPipeline>;
+export function pipeline(task: 'text-generation', opts: LoadOptions): Promise<TextGenerationPipeline>;
+
+/** A Hugging Face repo id ("org/name") or repo URL as the source the loader reads it by. */
+export function hubSource(s: string, opts?: { revision?: string; hub?: string }): { type: 'hub'; repo: string; revision: string; hub: string } | null;
+/** Stops the package's workers; models loaded in them are gone, and the next load starts new ones. */
+export function terminate(): void;
+/** Removes every model file the package cached in the browser (Cache API). */
 export function clearCache(): Promise<void>;
+export const CACHE_NAME: string;

@@ -62,10 +62,10 @@ export async function resolve(engine, src, { weights = true, cache = true, signa
         listing = await hubListing(get, `${hub}/api/models/${src.repo}/tree/${rev}`, where);
       } else {
         const u = new URL(src.url);
-        if (isGguf(u.pathname)) {  // one GGUF file
-          const size = await headSize(get, u.href, store);
-          if (size == null) throw new Error(`${u.href}: not found`);
-          return [{ name: u.pathname.split('/').pop(), size, url: u.href, open: () => urlChunks(u.href, store, signal, fetchFn) }];
+        if (isGguf(u.pathname)) {  // one GGUF file: its size from the response that brings it
+          const res = await fetchFile(u.href, store, signal, fetchFn);
+          const len = res.headers.get('content-length');
+          return [{ name: u.pathname.split('/').pop(), size: len == null ? -1 : Number(len), url: u.href, open: () => chunks(res, signal) }];
         }
         base = u.href.endsWith('/') ? u.href : u.href + '/';
         where = base;
@@ -196,19 +196,24 @@ async function* memChunks(d, signal) {
   }
 }
 
-async function* urlChunks(url, store, signal, fetchFn) {
+// The response that brings a file (the cached one, if any; a network response is cached as it streams).
+async function fetchFile(url, store, signal, fetchFn) {
   let res = store && (await store.match(url));
-  if (!res) {
-    res = await fetchFn(url, { signal });
-    if (!res.ok) throw new Error(`${url}: HTTP ${res.status}`);
-    if (isHtml(res)) throw new Error(`${url}: the server answered with an HTML page, not the file`);
-    if (store) {
-      // cache a copy while streaming the other
-      const [a, b] = res.body.tee();
-      store.put(url, new Response(b, { headers: res.headers })).catch(() => {});
-      res = new Response(a, { headers: res.headers });
-    }
-  }
+  if (res) return res;
+  res = await fetchFn(url, { signal });
+  if (!res.ok) throw new Error(`${url}: ${res.status === 404 ? 'not found' : `HTTP ${res.status}`}`);
+  if (isHtml(res)) throw new Error(`${url}: the server answered with an HTML page, not the file (is the path right?)`);
+  if (!store) return res;
+  const [a, b] = res.body.tee();  // cache a copy while streaming the other
+  store.put(url, new Response(b, { headers: res.headers })).catch(() => {});
+  return new Response(a, { headers: res.headers });
+}
+
+async function* urlChunks(url, store, signal, fetchFn) {
+  yield* chunks(await fetchFile(url, store, signal, fetchFn), signal);
+}
+
+async function* chunks(res, signal) {
   const reader = res.body.getReader();
   try {
     for (;;) {

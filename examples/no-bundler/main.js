@@ -1,0 +1,15 @@
+import './node_modules/wasmformer-models/index.js';  // registers the default models
+import { pipeline } from './node_modules/wasmformer/web/src/index.js';
+
+const out = document.querySelector('#out');
+try {
+  const unmasker = await pipeline('fill-mask');
+  const [best] = await unmasker('And the children of Israel went out of the land of [MASK].', { top_k: 1 });
+  const generator = await pipeline('text-generation');
+  const [{ generated_text }] = await generator('In the beginning', { max_new_tokens: 12 });
+  out.textContent = `${best.token_str} — ${generated_text}`;
+  document.body.dataset.result = JSON.stringify({ fill: best.token_str, text: generated_text, threads: (await unmasker.model.engineInfo()).threads });
+} catch (e) {
+  out.textContent = `error: ${e.message}`;
+  document.body.dataset.error = e.message;
+}
