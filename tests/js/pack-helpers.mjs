@@ -1,7 +1,7 @@
 // The package as users get it: `npm pack` of the runtime and of the default-models workspace, installed into a
 // fresh folder from the tarballs alone (offline), as an app would.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -23,8 +23,15 @@ export function pack() {
 export function freshApp(name, from = null) {
   const { dir, runtime, models } = pack();
   const app = path.join(dir, name);
-  if (from) cpSync(from, app, { recursive: true, filter: (s) => !/node_modules|[\\/]dist$/.test(s) });
-  else {
+  if (from) {
+    cpSync(from, app, { recursive: true, filter: (s) => !/node_modules|[\\/]dist$/.test(s) });
+    // The example's bundler is the repository's own (on PATH through toolsEnv): an offline install cannot resolve
+    // devDependencies from the registry on a fresh machine (ENOTCACHED, even with --omit=dev), so they are dropped.
+    const pj = path.join(app, 'package.json');
+    const manifest = JSON.parse(readFileSync(pj, 'utf8'));
+    delete manifest.devDependencies;
+    writeFileSync(pj, JSON.stringify(manifest, null, 2));
+  } else {
     execFileSync('mkdir', ['-p', app]);
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
   }
