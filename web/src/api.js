@@ -37,18 +37,16 @@ const FOREIGN_LOAD = {
   config: 'the model folder\'s config.json is read', progress: 'use progress_callback',
 };
 
+// Edits (insert, delete, substitute, swap two neighbours) from a to b: optimal string alignment distance, so that a
+// typo such as "dtpye" is one edit from "dtype".
 function editDistance(a, b) {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let diag = row[0];
-    row[0] = i;
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++)
     for (let j = 1; j <= b.length; j++) {
-      const up = row[j];
-      row[j] = Math.min(row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] !== b[j - 1] ? 1 : 0));
-      diag = up;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] !== b[j - 1] ? 1 : 0));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
-  }
-  return row[b.length];
+  return d[a.length][b.length];
 }
 
 // Unknown option names are errors that say what to use instead.

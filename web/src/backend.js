@@ -1,8 +1,11 @@
 // The engine's side of every call: loads models and tokenizers into the wasm engine and runs their methods. It runs
 // in the package's worker (host.js) — or in the caller's thread when { worker: false } is asked for (api.js). The
 // platform gives it its engine loader and, in Node, file paths.
-import { json, result, utf8 } from './engine.js';
+import { heapU8, json, result, utf8 } from './engine.js';
 import { download, resolve } from './sources.js';
+
+const WASM32_MAX = 2 ** 32;  // the engine's memory can grow to 4 GiB (MAXIMUM_MEMORY)
+const gib = (n) => `${(n / 2 ** 30).toFixed(2)} GiB`;
 
 export class LocalBackend {
   // platform: { loadEngine(engineOptions), readPath? }
@@ -26,11 +29,19 @@ export class LocalBackend {
   async load(kind, source, opts = {}, onProgress, signal) {
     const e = await this.engine();
     const files = await resolve(e, source, { weights: kind === 'pipeline', cache: opts.cache ?? true, signal, fetch: opts.fetch, readPath: this.platform.readPath });
+    // wasm32 addresses 4 GiB: files that cannot fit are refused before a byte is read, and a model whose weights,
+    // cache and scratch would not fit beside its files is refused by the engine before it allocates them
+    const fileBytes = files.reduce((s, f) => s + Math.max(0, f.size), 0);
+    const room = WASM32_MAX - heapU8(e).length;
+    if (fileBytes > room)
+      throw new Error(`the model's files total ${gib(fileBytes)}, more than this engine can still hold (${gib(room)} of the 4 GiB a wasm32 engine addresses)`);
     const fileSet = await download(e, files, { signal, progress_callback: onProgress, name: opts.name });
     try {
       const obj = kind === 'pipeline' ? new e.Pipeline() : new e.Tokenizer();
       try {
-        const info = kind === 'pipeline' ? result(obj.load(fileSet, json(opts.engine ?? {}))) : result(obj.load(fileSet));
+        const engineOpts = { ...opts.engine };
+        engineOpts.memory_budget ??= Math.max(1, WASM32_MAX - heapU8(e).length);  // what is left once the files are in
+        const info = kind === 'pipeline' ? result(obj.load(fileSet, json(engineOpts))) : result(obj.load(fileSet));
         const handle = this.nextHandle++;
         this.objects.set(handle, obj);
         return { handle, info };
