@@ -40,8 +40,8 @@ def main():
         if len(items) == a.n:
             break
     with open(a.out, "w") as f:
-        json.dump({"source": "held-out split of tools/train/corpus.py (King James Bible, Jane Austen; public domain), "
-                             "written by tools/train/heldout_sample.py", "items": items}, f, indent=1)
+        json.dump({"source": "held-out split of tools/train/corpus.py (King James Bible, World English Bible, Jane Austen; "
+                             "public domain), written by tools/train/heldout_sample.py", "items": items}, f, indent=1)
     print(f"{len(items)} sentences → {a.out}")
 
 

@@ -12,6 +12,7 @@ usable model.
 """
 import argparse
 import ctypes
+import hashlib
 import json
 import math
 import os
@@ -20,8 +21,21 @@ import shutil
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
+
+def _pin_blas_threads():
+    """BLAS pools start with one thread per core unless told otherwise, beyond torch.set_num_threads: pin them to
+    --threads (before torch loads), so that a one-thread run uses one core."""
+    argv = sys.argv[1:]
+    n = next((argv[i + 1] for i, x in enumerate(argv[:-1]) if x == "--threads"), None) or \
+        next((x.split("=", 1)[1] for x in argv if x.startswith("--threads=")), "1")
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, n)
+
+
+if __name__ == "__main__":
+    _pin_blas_threads()
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "reference"))
@@ -62,6 +76,20 @@ def read_docs(path):
         return f.read().split(f"\n{DOC_SEP}\n")
 
 
+def encode_cached(path, encode, tok_files, cache_dir):
+    """The token stream of a corpus file (documents joined by encode), cached under cache_dir by content hash."""
+    h = hashlib.sha1()
+    for f in [path] + tok_files:
+        with open(f, "rb") as fh:
+            h.update(fh.read())
+    cache = os.path.join(cache_dir, f"{os.path.basename(path)}.{h.hexdigest()[:16]}.ids.pt")
+    if os.path.exists(cache):
+        return torch.load(cache).tolist()
+    stream = encode(read_docs(path))
+    torch.save(torch.tensor(stream, dtype=torch.int32), cache)
+    return stream
+
+
 def shared_tokenizers():
     """The real bert-base-uncased vocabulary: ../shared/tokenizers or the project's test data copy."""
     for p in (os.path.join(HERE, "..", "..", "tests", "data", "tokenizers", "bert", "vocab.txt"),
@@ -72,15 +100,28 @@ def shared_tokenizers():
 
 
 # ---------------------------------------------------------------------------------------------------- batches
-def bert_batch(stream, rng, B, T, vocab_size, special):
-    """Windows of T-2 tokens from the stream, wrapped in [CLS] … [SEP]; 15 % masked with the 80/10/10 rule."""
+def bert_batch(stream, rng, B, T, vocab_size, special, word_start=None):
+    """Windows of T-2 tokens from the stream, wrapped in [CLS] … [SEP]; 15 % masked with the 80/10/10 rule.
+
+    With word_start (a bool tensor over the stream, False for '##' continuation pieces): whole-word masking, as in
+    Google's BERT release: a word is chosen with probability 0.15 and then all of its pieces are masked (each piece
+    then gets the 80/10/10 rule); a window that starts inside a word treats its first pieces as one word."""
     cls, sep, mask, n_special = special
     ids = torch.empty(B, T, dtype=torch.long)
+    starts = []
     for b in range(B):
         s = rng.randrange(0, len(stream) - (T - 2))
         ids[b] = torch.tensor([cls] + stream[s:s + T - 2] + [sep])
+        starts.append(s)
     g = torch.Generator().manual_seed(rng.randrange(1 << 62))
     prob = torch.rand(B, T, generator=g)
+    if word_start is not None:  # each piece takes the draw of the first piece of its word
+        ws = torch.ones(B, T, dtype=torch.bool)
+        for b, s in enumerate(starts):
+            ws[b, 1:T - 1] = word_start[s:s + T - 2]
+        ws[:, 1] = True
+        first = torch.where(ws, torch.arange(T).expand(B, T), torch.zeros(B, T, dtype=torch.long)).cummax(1).values
+        prob = prob.gather(1, first)  # first: the position of the first piece of each position's word
     chosen = prob < 0.15
     chosen[:, 0] = chosen[:, -1] = False
     labels = ids[chosen].clone()
@@ -102,12 +143,14 @@ def gpt_batch(stream, rng, B, T):
 
 # ------------------------------------------------------------------------------------------------------- eval
 @torch.no_grad()
-def eval_bert(model, stream, special, T=128, n_windows=200):
+def eval_bert(model, stream, special, T=128, n_windows=200, word_start=None):
+    """Top-1/top-5 of the masked tokens in n_windows windows of T tokens (the same windows and masks every time);
+    with word_start, whole words are masked (bert_batch)."""
     model.eval()
     rng = random.Random(1234)  # the same masked positions on every evaluation
     top1 = top5 = n = 0
     for _ in range(n_windows // 20):
-        inputs, chosen, labels = bert_batch(stream, rng, 20, T, model.config["vocab_size"], special)
+        inputs, chosen, labels = bert_batch(stream, rng, 20, T, model.config["vocab_size"], special, word_start)
         h, _, _ = model.encode(inputs)
         logits = model.mlm_logits(h[chosen])
         best = logits.topk(5, -1).indices
@@ -147,13 +190,29 @@ def export(model, kind, out, tok_dir, meta):
         tc = {"do_lower_case": True, "model_max_length": cfg["max_position_embeddings"], "tokenizer_class": "BertTokenizer"}
     else:
         for f in ("vocab.json", "merges.txt"):
-            shutil.copy(os.path.join(tok_dir, f), os.path.join(out, f))
+            if os.path.abspath(os.path.join(tok_dir, f)) != os.path.abspath(os.path.join(out, f)):
+                shutil.copy(os.path.join(tok_dir, f), os.path.join(out, f))
         tc = {"model_max_length": cfg["n_positions"], "tokenizer_class": "GPT2Tokenizer", "bos_token": "<|endoftext|>",
               "eos_token": "<|endoftext|>", "unk_token": "<|endoftext|>"}
     with open(os.path.join(out, "tokenizer_config.json"), "w") as f:
         json.dump(tc, f, indent=2)
     with open(os.path.join(out, "training.json"), "w") as f:
         json.dump(meta, f, indent=2)
+
+
+def stack_layers(state, kind, n_layers):
+    """A checkpoint with fewer layers than the model, grown by stacking (Gong et al. 2019, "Efficient training of
+    BERT by progressively stacking"): layer i of the new model starts as layer i mod L of the checkpoint's L layers."""
+    prefix = "bert.encoder.layer." if kind == "bert" else "transformer.h."
+    have = {int(k[len(prefix):].split(".")[0]) for k in state if k.startswith(prefix)}
+    if len(have) >= n_layers:
+        return state
+    out = {k: v for k, v in state.items() if not k.startswith(prefix)}
+    for i in range(n_layers):
+        src = f"{prefix}{i % len(have)}."
+        out.update({f"{prefix}{i}." + k[len(src):]: v.clone() for k, v in state.items() if k.startswith(src)})
+    print(f"stacked {len(have)} layers to {n_layers}", flush=True)
+    return out
 
 
 def main():
@@ -184,12 +243,27 @@ def main():
                          "first steps need not push them there (large early updates stall a post-LN encoder)")
     ap.add_argument("--sinusoidal-init", action="store_true",
                     help="initialise the learned position embeddings with sinusoids (faster start; still learned)")
+    ap.add_argument("--whole-word", action="store_true",
+                    help="BERT: whole-word masking (all WordPiece pieces of a chosen word are masked together)")
+    ap.add_argument("--layers", type=int, default=0, help="number of layers (default: BERT_CONFIG / GPT2_CONFIG)")
+    ap.add_argument("--hidden", type=int, default=0, help="hidden size")
+    ap.add_argument("--heads", type=int, default=0, help="attention heads")
+    ap.add_argument("--ff", type=int, default=0, help="feed-forward size (default 4 × hidden)")
+    ap.add_argument("--tokenizer", default=None,
+                    help="GPT-2: use the vocab.json + merges.txt of this folder instead of training a BPE on the corpus")
+    ap.add_argument("--decay-start", type=int, default=0,
+                    help="warm-up, then the peak rate held constant until this step, then the cosine to 10 %% over the "
+                         "remaining steps to --steps (warmup-stable-decay): a long run at constant rate can be "
+                         "branched off from any saved --state into a short decay")
+    ap.add_argument("--state", default=None,
+                    help="file for the full training state (weights, optimizer, data order), written at every "
+                         "checkpoint; if it exists, the run resumes from it (same flags)")
     a = ap.parse_args()
     keep_freed_memory()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     rng = random.Random(a.seed)
-    train_docs, test_docs = read_docs(os.path.join(a.corpus, "train.txt")), read_docs(os.path.join(a.corpus, "test.txt"))
+    train_docs = read_docs(os.path.join(a.corpus, "train.txt"))
     t0 = time.time()
     work = os.path.join(a.corpus, a.model)
     os.makedirs(work, exist_ok=True)
@@ -201,18 +275,32 @@ def main():
         encode_docs = lambda docs: [i for d in docs for i in tok.encode(d) + [v["[SEP]"]]]
         config, T = dict(BERT_CONFIG, hidden_dropout_prob=a.dropout, attention_probs_dropout_prob=a.dropout), \
             a.seq_len or BERT_CONFIG["max_position_embeddings"]
+        for k, n in (("num_hidden_layers", a.layers), ("hidden_size", a.hidden), ("num_attention_heads", a.heads)):
+            config[k] = n or config[k]
+        config["intermediate_size"] = a.ff or 4 * config["hidden_size"]
         model = models.BertForMaskedLM(config)
     else:
-        tok_dir = work
-        if not os.path.exists(os.path.join(work, "merges.txt")):
+        tok_dir = a.tokenizer or work
+        if not a.tokenizer and not os.path.exists(os.path.join(work, "merges.txt")):
             n = toks.train_byte_bpe(train_docs, GPT2_CONFIG["vocab_size"], os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"))
             print(f"trained byte-level BPE: {n} tokens in {time.time() - t0:.0f}s", flush=True)
-        tok = toks.ByteBPE(os.path.join(work, "vocab.json"), os.path.join(work, "merges.txt"))
+        tok = toks.ByteBPE(os.path.join(tok_dir, "vocab.json"), os.path.join(tok_dir, "merges.txt"))
         eot = tok.encoder["<|endoftext|>"]
         encode_docs = lambda docs: [i for d in docs for i in tok.encode(d) + [eot]]
         config, T = dict(GPT2_CONFIG, resid_pdrop=a.dropout, embd_pdrop=a.dropout, attn_pdrop=a.dropout), a.seq_len or 128
+        for k, n in (("n_layer", a.layers), ("n_embd", a.hidden), ("n_head", a.heads)):
+            config[k] = n or config[k]
+        config["n_inner"] = a.ff or None
         model = models.GPT2LMHeadModel(config)
-    train_stream, test_stream = encode_docs(train_docs), encode_docs(test_docs)
+    tok_files = [shared_tokenizers()] if a.model == "bert" else [os.path.join(tok_dir, f) for f in ("vocab.json", "merges.txt")]
+    stream_of = lambda name: encode_cached(os.path.join(a.corpus, name), encode_docs, tok_files, work)
+    train_stream, test_stream = stream_of("train.txt"), stream_of("test.txt")
+    # The original corpus's test split (KJV + Austen), when the corpus also has other sources: metrics that compare
+    # with models trained on the original corpus.
+    old_test = os.path.join(a.corpus, "test-kjv-austen.txt")
+    old_stream = stream_of("test-kjv-austen.txt") if os.path.exists(old_test) else None
+    word_start = lambda st: torch.tensor([not tok.inv[i].startswith("##") for i in st]) if a.model == "bert" else None
+    train_ws = word_start(train_stream) if a.whole_word else None
     print(f"tokens: {len(train_stream)} train, {len(test_stream)} test ({time.time() - t0:.0f}s)", flush=True)
     models.init_weights(model, config["initializer_range"])
     if a.model == "bert":
@@ -234,8 +322,9 @@ def main():
         with torch.no_grad():
             model.cls.predictions.bias.copy_(((counts + 0.1) / counts.sum()).log())
     if a.init:  # continue from a checkpoint (weights only; the optimizer starts afresh)
-        state = safetensors_io.load(os.path.join(a.init, "model.safetensors"))
-        missing, unexpected = model.load_state_dict({k: v.float() for k, v in state.items()}, strict=False)
+        state = {k: v.float() for k, v in safetensors_io.load(os.path.join(a.init, "model.safetensors")).items()}
+        state = stack_layers(state, a.model, config["num_hidden_layers" if a.model == "bert" else "n_layer"])
+        missing, unexpected = model.load_state_dict(state, strict=False)
         assert not unexpected and all("decoder" in m or "lm_head" in m for m in missing), (missing, unexpected)
         print(f"initialised from {a.init}", flush=True)
     continued_from = None  # the training.json of the run whose weights this one starts from
@@ -244,7 +333,12 @@ def main():
             continued_from = json.load(f)
     if a.model == "bert":
         with torch.no_grad():  # ids that are never a training label: never predicted (see out_ids)
-            model.cls.predictions.bias[out_index < 0] = ABSENT_BIAS
+            bias = model.cls.predictions.bias
+            new = (out_index >= 0) & (bias < ABSENT_BIAS / 2)  # absent from the text the --init model was trained on
+            if new.any():  # from −10⁴ they would need tens of thousands of steps: start them at their log frequency
+                bias[new] = ((counts[new] + 0.1) / counts.sum()).log()
+                print(f"{int(new.sum())} ids new to the --init model: output bias set to their log frequency", flush=True)
+            bias[out_index < 0] = ABSENT_BIAS
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
@@ -252,20 +346,47 @@ def main():
     budget_s = a.minutes * 60
     start = last_export = time.time()
     step, seen, warm = 0, 0, a.warmup
+    cpu0 = time.process_time()
+    resumed = None
+    if a.state and os.path.exists(a.state):  # resume exactly where the last checkpoint left off
+        st = torch.load(a.state)
+        model.load_state_dict(st["model"])
+        opt.load_state_dict(st["opt"])
+        step, seen = st["step"], st["seen"]
+        rng.setstate(st["rng"])
+        torch.set_rng_state(st["torch_rng"])
+        cpu0 -= st["cpu_s"]
+        start -= st["wall_s"]
+        resumed = step
+        print(f"resumed from {a.state} at step {step}", flush=True)
 
     def progress():
         return step / a.steps if a.steps else (time.time() - start) / budget_s
 
     def meta(final):
-        m = {"model": a.model, "steps": step, "schedule_steps": a.steps if a.stop_at else None, "tokens_seen": seen, "batch": a.batch, "seq_len": T, "lr": a.lr,
+        m = {"model": a.model, "steps": step, "schedule_steps": a.steps if a.stop_at else None, "decay_start": a.decay_start or None, "tokens_seen": seen, "batch": a.batch, "seq_len": T, "lr": a.lr,
              "seed": a.seed, "threads": a.threads, "dropout": a.dropout, "warmup": a.warmup,
              "sinusoidal_init": a.sinusoidal_init, "unigram_bias": a.unigram_bias, "init": a.init, "train_minutes": round((time.time() - start) / 60, 1),
-             "train_tokens": len(train_stream), "test_tokens": len(test_stream), "final": final}
+             "train_tokens": len(train_stream), "test_tokens": len(test_stream), "final": final,
+             "cpu_minutes": round((time.process_time() - cpu0) / 60, 1),
+             "corpus": "kjv+austen+web" if old_stream is not None else "kjv+austen"}
+        m.update(config={k: config[k] for k in (("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size")
+                                                if a.model == "bert" else ("n_layer", "n_embd", "n_head", "n_inner"))})
         if a.model == "bert":
             m["softmax_ids"] = len(out_ids)
+            m["whole_word"] = a.whole_word
+        elif a.tokenizer:
+            m["tokenizer"] = a.tokenizer
+        if resumed is not None:
+            m["resumed_at"] = resumed
         m.update(eval_bert(model, test_stream, special) if a.model == "bert" else eval_gpt(model, test_stream))
+        if a.model == "bert":  # whole-word masking of the same windows (more of the test masks a whole word)
+            m["whole_word_eval"] = eval_bert(model, test_stream, special, word_start=word_start(test_stream))
         if a.model == "bert" and T != 128:  # also on windows as long as the training ones
             m["eval_at_seq_len"] = eval_bert(model, test_stream, special, T=T)
+        if old_stream is not None:
+            m["old_split"] = dict(eval_bert(model, old_stream, special) if a.model == "bert" else eval_gpt(model, old_stream),
+                                  test_tokens=len(old_stream))
         if continued_from:
             m["continued_from"] = continued_from
         return m
@@ -273,11 +394,13 @@ def main():
     model.train()
     while progress() < 1.0 and not (a.stop_at and step >= a.stop_at):
         p = progress()
+        if a.decay_start:  # constant until --decay-start, then the cosine over the steps that are left
+            p = max(0.0, (step - a.decay_start) / max(1, a.steps - a.decay_start))
         lr = a.lr * min(1.0, (step + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(p, 1.0))))
         for g in opt.param_groups:
             g["lr"] = lr
         if a.model == "bert":
-            inputs, chosen, labels = bert_batch(train_stream, rng, a.batch, T, config["vocab_size"], special)
+            inputs, chosen, labels = bert_batch(train_stream, rng, a.batch, T, config["vocab_size"], special, train_ws)
             h, _, _ = model.encode(inputs)
             logits = model.mlm_logits(h[chosen], out_ids)  # the head only at masked positions, corpus tokens only
             target = out_index[labels]  # cross-entropy written out: F.cross_entropy's backward was 1.7× slower here
@@ -294,11 +417,19 @@ def main():
         seen += a.batch * T
         if step % 50 == 0:
             el = time.time() - start
-            print(f"step {step} loss {loss.item():.3f} lr {lr:.2e} {seen / el:.0f} tok/s {el / 60:.1f} min", flush=True)
+            cpu = time.process_time() - cpu0
+            print(f"step {step} loss {loss.item():.3f} lr {lr:.2e} {seen / cpu:.0f} tok/cpu-s {cpu / 60:.1f} cpu-min "
+                  f"{el / 60:.1f} min", flush=True)
         if time.time() - last_export > a.export_every * 60:
             m = meta(False)
             print("checkpoint", json.dumps(m), flush=True)
             export(model, a.model, a.out, tok_dir, m)
+            if a.state:
+                tmp = a.state + ".tmp"
+                torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "seen": seen,
+                            "rng": rng.getstate(), "torch_rng": torch.get_rng_state(),
+                            "cpu_s": time.process_time() - cpu0, "wall_s": time.time() - start}, tmp)
+                os.replace(tmp, a.state)
             last_export = time.time()
     m = meta(True)
     print("final", json.dumps(m), flush=True)
