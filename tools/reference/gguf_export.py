@@ -1,7 +1,20 @@
 """Converts a Hugging Face BERT (BertForMaskedLM) or GPT-2 folder to one GGUF file, with llama.cpp's tensor and
 metadata names for its "bert" and "gpt2" architectures and the tokenizer in tokenizer.ggml.* metadata.
 
-  python3 tools/reference/gguf_export.py MODEL_DIR OUT.gguf [--type f32|f16|q8_0]
+  python3 tools/reference/gguf_export.py MODEL_DIR OUT.gguf [--type TYPE] [--tensor-type REGEX=TYPE ...] [--ref-q8_0]
+
+TYPE: f32, f16 or one of ggml_quants' block types: q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q2_k q3_k q4_k q5_k q6_k q8_k iq4_nl
+(default q8_0). --type applies where the script has always used it (token embeddings, the layers' matrices, BERT's
+masked-LM dense matrix); --tensor-type REGEX=TYPE (repeatable; the first whose regex is found in the tensor's name
+wins, as with llama-quantize's --tensor-type) chooses the type of any tensor.
+1-D tensors are always f32. A matrix whose row length is not a multiple of the type's block falls back as
+llama-quantize does (q2_k, q3_k -> iq4_nl; q4_k -> q5_0; q5_k -> q5_1; q6_k, q8_k -> q8_0), else to f32.
+Quantization is ggml_quants' reference (llama.cpp's quantize_row_*_ref; iq4_nl as llama-quantize writes it, i.e.
+quantize_iq4_nl without an imatrix), except q8_0 by default: the bundled models were made with this script's
+original q8_0, which rounds ties to even where llama.cpp rounds them away from zero (about 0.2 % of their blocks
+differ by one step); --ref-q8_0 uses llama.cpp's rounding. q8_1 and q8_k are llama.cpp's activation formats: a file
+with them as weights is for testing the engine only (llama.cpp cannot multiply by them; no general.file_type is
+written for them).
 
 Written from the GGUF specification (ggml docs/gguf.md) and llama.cpp's naming, independently of the engine's
 C++ reader, so that each checks the other. BERT's masked-LM head has no llama.cpp name; it keeps its Hugging Face
@@ -11,14 +24,22 @@ names (cls.predictions.*), which is what wasmformer reads. WordPiece vocabularie
 import argparse
 import json
 import os
+import re
 import struct
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ggml_quants as gq  # noqa: E402
 
-GGML = {"f32": 0, "f16": 1, "q8_0": 8}
+GGML = {"f32": 0, "f16": 1, **{name: t.ggml_type for name, t in gq.TYPES.items()}}
+# general.file_type: llama.cpp's llama_ftype for a file mostly of that type (K-quants: the _M mixes' numbers, which
+# is what llama.cpp guesses for such a file); none for the activation-only types q8_1 and q8_k
+FILE_TYPE = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q8_0": 7, "q5_0": 8, "q5_1": 9, "q2_k": 10, "q3_k": 12,
+             "q4_k": 15, "q5_k": 17, "q6_k": 18, "iq4_nl": 25}
+# llama-quantize's fallback when a row is not a whole number of 256-element super-blocks
+FALLBACK = {"q2_k": "iq4_nl", "q3_k": "iq4_nl", "q4_k": "q5_0", "q5_k": "q5_1", "q6_k": "q8_0", "q8_k": "q8_0"}
 T_U32, T_F32, T_BOOL, T_STR, T_ARR, T_I32 = 4, 6, 7, 8, 9, 5
 
 
@@ -45,7 +66,9 @@ def read_safetensors(path):
 
 
 def q8_0(a):
-    """Rows of a 2-D float array → GGUF Q8_0 blocks (f16 scale + 32 int8), as ggml quantizes."""
+    """Rows of a 2-D float array → GGUF Q8_0 blocks (f16 scale + 32 int8), as ggml quantizes except for ties:
+    np.round rounds x/d = k + 0.5 to even where llama.cpp's roundf rounds away from zero (ggml_quants.Q8_0, used
+    with --ref-q8_0). Kept as the default so that the bundled models' files can be made again byte for byte."""
     rows, cols = a.shape
     blocks = a.reshape(rows, cols // 32, 32)
     amax = np.abs(blocks).max(axis=2, keepdims=True)
@@ -58,10 +81,44 @@ def q8_0(a):
     return out.tobytes()
 
 
+def quantize_matrix(a, typ, ref_q8_0=False):
+    """Rows of a 2-D float array -> the GGUF bytes of typ (each row a whole number of blocks), in chunks of rows
+    to keep memory small."""
+    if typ == "q8_0" and not ref_q8_0:
+        return q8_0(a)
+    t = gq.TYPES[typ]
+    a = np.ascontiguousarray(a, np.float32)
+    step = max(1, (1 << 18) // a.shape[1])
+    parts = []
+    for r in range(0, a.shape[0], step):
+        rows = a[r:r + step].reshape(-1)
+        parts.append(t.quantize(rows, ntry=7) if typ == "iq4_nl" else t.quantize(rows))
+    return b"".join(parts)
+
+
+def storage_type(a, typ):
+    """The type a tensor is written in when typ is asked for: 1-D -> f32; quantized types need a 2-D array whose
+    rows are whole blocks, else llama-quantize's fallback type, else f32."""
+    if a.ndim == 1:
+        return "f32"
+    if typ in gq.TYPES:
+        if a.ndim != 2:
+            return "f32"
+        if a.shape[1] % gq.TYPES[typ].block_size:
+            fb = FALLBACK.get(typ)
+            return fb if fb and a.shape[1] % gq.TYPES[fb].block_size == 0 else "f32"
+    return typ
+
+
 class Writer:
-    def __init__(self):
+    def __init__(self, tensor_types=(), ref_q8_0=False):
+        """tensor_types: [(regex, type)], the first regex found in a tensor's name overrides the type asked for;
+        ref_q8_0: quantize q8_0 with llama.cpp's rounding (ggml_quants) instead of this script's original."""
         self.kv, self.infos, self.datas = [], [], []
         self.offset = 0
+        self.tensor_types = [(re.compile(p), t) for p, t in tensor_types]
+        self.ref_q8_0 = ref_q8_0
+        self.written = {}
 
     @staticmethod
     def s(x):
@@ -79,12 +136,15 @@ class Writer:
     def i32s(self, k, v): self.add(k, T_ARR, struct.pack("<IQ", T_I32, len(v)) + np.asarray(v, np.int32).tobytes())
 
     def tensor(self, name, a, typ):
-        """a: float array in PyTorch order (out, in); typ: f32 | f16 | q8_0 (2-D with in % 32 == 0 only)."""
-        if typ == "q8_0" and (a.ndim != 2 or a.shape[1] % 32):
-            typ = "f32"
-        if a.ndim == 1:
-            typ = "f32"
-        raw = q8_0(a) if typ == "q8_0" else a.astype(np.float16 if typ == "f16" else np.float32).tobytes()
+        """a: float array in PyTorch order (out, in); typ: f32 | f16 | a ggml_quants type (see storage_type for
+        what is written when a does not fit it)."""
+        typ = next((t for p, t in self.tensor_types if p.search(name)), typ)
+        typ = storage_type(a, typ)
+        if typ in gq.TYPES:
+            raw = quantize_matrix(a, typ, self.ref_q8_0)
+        else:
+            raw = a.astype(np.float16 if typ == "f16" else np.float32).tobytes()
+        self.written[typ] = self.written.get(typ, 0) + 1
         ne = list(reversed(a.shape))
         self.infos.append(self.s(name) + struct.pack("<I", len(ne)) + b"".join(struct.pack("<q", n) for n in ne)
                           + struct.pack("<IQ", GGML[typ], self.offset))
@@ -106,16 +166,26 @@ def main():
     ap.add_argument("model_dir")
     ap.add_argument("out")
     ap.add_argument("--type", choices=list(GGML), default="q8_0")
+    ap.add_argument("--tensor-type", action="append", default=[], metavar="REGEX=TYPE",
+                    help="per-tensor type: the first REGEX found in a tensor's name chooses its TYPE (repeatable)")
+    ap.add_argument("--ref-q8_0", action="store_true", help="q8_0 with llama.cpp's rounding (ties away from zero)")
     ap.add_argument("--name", default=None)
     a = ap.parse_args()
     cfg = json.load(open(os.path.join(a.model_dir, "config.json")))
     W = read_safetensors(os.path.join(a.model_dir, "model.safetensors"))
     get = lambda *names: next(W[n] for n in names if n in W)
-    w = Writer()
+    overrides = []
+    for spec in a.tensor_type:
+        pat, sep, typ = spec.rpartition("=")
+        if not sep or not pat or typ not in GGML:
+            ap.error(f"--tensor-type {spec!r}: expected REGEX=TYPE with TYPE one of {', '.join(GGML)}")
+        overrides.append((pat, typ))
+    w = Writer(overrides, a.ref_q8_0)
     arch = cfg["model_type"]
     w.str("general.architecture", arch)
     w.str("general.name", a.name or os.path.basename(os.path.normpath(a.model_dir)))
-    w.u32("general.file_type", {"f32": 0, "f16": 1, "q8_0": 7}[a.type])
+    if a.type in FILE_TYPE:
+        w.u32("general.file_type", FILE_TYPE[a.type])
     if arch == "bert":
         E = cfg["hidden_size"]
         w.u32("bert.block_count", cfg["num_hidden_layers"])
@@ -185,7 +255,8 @@ def main():
     else:
         raise SystemExit(f"model_type {arch} is not supported")
     w.write(a.out)
-    print(f"wrote {a.out} ({os.path.getsize(a.out)} bytes, {a.type})")
+    print(f"wrote {a.out} ({os.path.getsize(a.out)} bytes, {a.type}; tensors by type: "
+          + ", ".join(f"{t} {n}" for t, n in sorted(w.written.items())) + ")")
 
 
 if __name__ == "__main__":
