@@ -1,0 +1,325 @@
+// `npm run bench` (scripts/bench.sh): wasmformer beside its peers — onnxruntime-web and wllama — on the same model
+// shapes, the same tokens and the same machine, in one run, in Node 20 and in headless Chromium. Each row loads both
+// engines, warms them up, then times them alternately (A B A B …); the table gives medians, the ratio (how many
+// times faster wasmformer is) and each result's share of the machine's ceiling, measured in this run by a small
+// wasm probe. Results: bench/results/<time>.json and .md. A ratio is printed only from timings of this run; an
+// earlier run's ratios may follow, labelled as history.
+//
+//   scripts/bench.sh [--quick] [--env node|chromium] [--rows id,id,…]   (it makes the models, then runs this)
+// --quick: 1 warm-up, 2 timed runs, 16 decode steps — for working on the harness, not for quoting.
+import { execFileSync } from 'node:child_process';
+import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { median, runRow } from './peers/measure.mjs';
+import { ceilings } from './peers/probe.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const MODELS = path.join(root, 'build/bench-models');
+const RESULTS = path.join(root, 'bench/results');
+const args = process.argv.slice(2);
+const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : null);
+const quick = args.includes('--quick');
+const envs = opt('--env') ? [opt('--env')] : ['node', 'chromium'];
+const only = opt('--rows')?.split(',');
+const reps = quick ? { warmup: 1, runs: 2 } : { warmup: 2, runs: 5 };
+const PROMPT = 128, DECODE = quick ? 16 : 64;
+
+// ------------------------------------------------------------------------------------------- the same tokens
+const wf = await import('wasmformer');
+const config = (m) => JSON.parse(readFileSync(path.join(MODELS, m, 'config.json'), 'utf8'));
+const bertCfg = config('bert-base'), gptCfg = config('gpt2-base');
+
+async function workloads() {
+  // BERT: 125 whole words of the vocabulary and one [MASK] → [CLS] … [SEP] = 128 tokens
+  const words = readFileSync(path.join(MODELS, 'bert-base/vocab.txt'), 'utf8').split('\n').filter((w) => /^[a-z]{4,}$/.test(w));
+  const pick = (list, n, step) => Array.from({ length: n }, (_, i) => list[(i * step) % list.length]);
+  const bw = pick(words, PROMPT - 3, 37);
+  const text = [...bw.slice(0, 62), '[MASK]', ...bw.slice(62)].join(' ');
+  const bt = await wf.Tokenizer.load(path.join(MODELS, 'bert-base'));
+  const ids = await bt.encode(text);
+  const maskId = (await bt.encode('[MASK]', { add_special_tokens: false }))[0];
+  if (ids.length !== PROMPT || ids.filter((i) => i === maskId).length !== 1) throw new Error(`the BERT text is ${ids.length} tokens, not ${PROMPT} with one mask`);
+  // GPT-2: 128 words that are one token each (" word")
+  const vocab = Object.keys(JSON.parse(readFileSync(path.join(MODELS, 'gpt2-base/vocab.json'), 'utf8'))).filter((t) => /^\u0120[a-z]{4,}$/.test(t));
+  const prompt = pick(vocab, PROMPT, 41).map((t) => ' ' + t.slice(1)).join('');
+  const gt = await wf.Tokenizer.load(path.join(MODELS, 'gpt2-base'));
+  const gids = await gt.encode(prompt);
+  if (gids.length !== PROMPT) throw new Error(`the GPT-2 prompt is ${gids.length} tokens, not ${PROMPT}`);
+  await bt.dispose();
+  await gt.dispose();
+  const gpt = { prompt, ids: gids, decode: DECODE, n_head: gptCfg.n_head, n_embd: gptCfg.n_embd };
+  return { fill: { task: 'fill', text, ids, mask: ids.indexOf(maskId) }, generate: { task: 'generate', ...gpt }, prefill: { task: 'prefill', ...gpt } };
+}
+
+// ------------------------------------------------------------------------------------------------- the rows
+// a: wasmformer; b: the peer (or wasmformer on one thread). bpw: bytes per matrix weight that decode reads.
+const WF = (model, dtype, extra = {}) => ({ engine: 'wasmformer', model, dtype, ...extra });
+const ORT = (model, bpw) => ({ engine: 'ort', model, bpw });
+const WLLAMA = (model, bpw) => ({ engine: 'wllama', model, bpw });
+function rows(w) {
+  const list = [];
+  for (const env of ['node', 'chromium']) {
+    const add = (id, title, workload, a, b) => list.push({ id: `${env}:${id}`, env, title, workload: w[workload], a, b });
+    add('bert-f32', 'BERT-base fill-mask, 128 tokens: f32 vs onnxruntime-web fp32', 'fill', WF('bert-base', 'f32', { bpw: 4 }), ORT('onnx/bert-fp32.onnx', 4));
+    add('bert-q8', 'BERT-base fill-mask, 128 tokens: q8_0 vs onnxruntime-web int8', 'fill', WF('bert-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/bert-int8.onnx', 1));
+    add('gpt2-f32', 'GPT-2 small, 128-token prompt + greedy decode: f32 vs onnxruntime-web fp32', 'generate', WF('gpt2-base', 'f32', { bpw: 4 }), ORT('onnx/gpt2-fp32.onnx', 4));
+    add('gpt2-q8', 'GPT-2 small, 128-token prompt + greedy decode: q8_0 vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/gpt2-int8.onnx', 1));
+    add('gpt2-q4', 'GPT-2 small, 128-token prompt + greedy decode: q4_0 vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q4_0', { bpw: 18 / 32, optional: true }), ORT('onnx/gpt2-int8.onnx', 1));
+    for (const [t, bpw] of [['f32', 4], ['q8_0', 34 / 32], ['q4_0', 18 / 32]])
+      add(`gguf-${t}`, `GPT-2 small GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
+        // wasmformer runs a q4_0 file's matrices as q8_0 (its loader re-blocks them exactly); model.info.dtype says so
+        WF(`gguf/gpt2-${t}.gguf`, undefined, { bpw: t === 'q4_0' ? 34 / 32 : bpw }), WLLAMA(`gguf/gpt2-${t}.gguf`, bpw));
+    add('bert-threads', 'BERT-base fill-mask, 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'fill', WF('bert-base', 'f32', { threads: 2, bpw: 4 }), WF('bert-base', 'f32', { bpw: 4 }));
+    add('prefill-threads', 'GPT-2 small prefill of 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'prefill', WF('gpt2-base', 'f32', { threads: 2, bpw: 4 }), WF('gpt2-base', 'f32', { bpw: 4 }));
+  }
+  return list.filter((r) => envs.includes(r.env) && (!only || only.some((o) => r.id === o || r.id.endsWith(':' + o))));
+}
+
+// ------------------------------------------------------------------------------------------------ the work
+// Useful work, the same for every engine of a row: 2 FLOPs per multiply-add of the layers' matrices (Q, K, V, the
+// attention output, the two MLP matrices) and of attention (all T² pairs for BERT, the causal half for GPT-2), plus
+// BERT's masked-LM head at the one mask and GPT-2's LM head at the last position. A decode step reads every matrix,
+// the LM head (the tied embeddings) included, once.
+const bert = { L: bertCfg.num_hidden_layers, E: bertCfg.hidden_size, F: bertCfg.intermediate_size, V: bertCfg.vocab_size };
+const gpt = { L: gptCfg.n_layer, E: gptCfg.n_embd, F: gptCfg.n_inner ?? 4 * gptCfg.n_embd, V: gptCfg.vocab_size };
+const layerWeights = ({ L, E, F }) => L * (4 * E * E + 2 * E * F);
+const T = PROMPT;
+const work = {
+  fill: 2 * T * layerWeights(bert) + 4 * bert.L * T * T * bert.E + 2 * bert.E * (bert.E + bert.V),
+  prefill: 2 * T * layerWeights(gpt) + 2 * gpt.L * T * (T + 1) * gpt.E + 2 * gpt.E * gpt.V,
+  decodeWeights: layerWeights(gpt) + gpt.E * gpt.V,
+};
+
+// -------------------------------------------------------------------------------------------------- Chromium
+function serve() {
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
+  const server = http.createServer((req, res) => {
+    const file = path.join(root, decodeURIComponent(new URL(req.url, 'http://x').pathname));
+    if (!file.startsWith(root + path.sep) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404);
+      return res.end();
+    }
+    res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream', 'content-length': statSync(file).size,
+      'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp', 'cross-origin-resource-policy': 'same-origin',
+      'cache-control': 'no-store' });
+    if (req.method === 'HEAD') return res.end();
+    createReadStream(file).pipe(res);
+  });
+  return new Promise((ok) => server.listen(0, '127.0.0.1', () => ok(server)));
+}
+
+async function chromium() {
+  const { chromium } = await import('playwright-core');
+  const server = await serve();
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'wf-bench-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+           '--disable-component-update', '--disable-sync'],
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); else if (process.env.WF_BENCH_VERBOSE) console.log('  [page]', m.text()); });
+  await page.goto(`http://127.0.0.1:${server.address().port}/bench/peers/page.html`);
+  await page.waitForFunction(() => window.benchInfo, null, { timeout: 60000 }).catch(() => { throw new Error(`the benchmark page did not start: ${errors.join('; ')}`); });
+  const info = await page.evaluate(() => window.benchInfo);
+  if (!info.crossOriginIsolated) throw new Error('the benchmark page is not cross-origin isolated (no threads): check the server headers');
+  return {
+    env: `Chromium ${context.browser()?.version() ?? info.userAgent.match(/Chrome\/\S+/)?.[0]} (cross-origin isolated, hardwareConcurrency ${info.hardwareConcurrency})`,
+    run: (row, o) => page.evaluate(([row, o]) => window.benchRow(row, o), [row, o]),
+    async close() {
+      await context.close();
+      server.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+async function node() {
+  const ort = await import('onnxruntime-web');
+  ort.env.wasm.numThreads = 1;
+  const file = (name) => path.join(MODELS, name);
+  const ctx = {
+    wasmformer: wf, ort, ortThreads: 1,
+    // wllama as a Node user would try it: its ES module entry (its package.json "main" names no existing file)
+    Wllama: (await import('@wllama/wllama/esm/index.js')).Wllama,
+    wllamaAssets: { default: path.join(root, 'node_modules/@wllama/wllama/esm/wasm/wllama.wasm') },
+    source: file,
+    bytes: async (name) => new Uint8Array(readFileSync(file(name))),
+    blob: async (name) => new Blob([readFileSync(file(name))]),
+  };
+  return { env: `Node ${process.version}`, run: (row, o) => runRow(row, ctx, { ...o, log: process.env.WF_BENCH_VERBOSE ? (s) => console.log('  ' + s) : undefined }), close() {} };
+}
+
+// ---------------------------------------------------------------------------------------------------- report
+// CPU used by other processes (not this one or its children, Chromium included) while something runs, in cores;
+// and the hypervisor's steal. From /proc: a row with other work beside it is marked in the table.
+function cpuSnapshot() {
+  const f = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const procs = readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map((pid) => {
+    try {
+      const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const x = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      return { pid: +pid, ppid: +x[1], ticks: +x[11] + +x[12] };
+    } catch {
+      return null;  // gone meanwhile
+    }
+  }).filter(Boolean);
+  const mine = new Set([process.pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const p of procs)
+      if (!mine.has(p.pid) && mine.has(p.ppid)) {
+        mine.add(p.pid);
+        grew = true;
+      }
+  }
+  const own = procs.filter((p) => mine.has(p.pid)).reduce((s, p) => s + p.ticks, 0);
+  return { total: f.slice(0, 8).reduce((a, b) => a + b, 0), busy: f[0] + f[1] + f[2] + f[5] + f[6], steal: f[7], own };
+}
+function otherCores(a, b) {
+  const cores = (ticks) => Math.max(0, (ticks * os.cpus().length) / (b.total - a.total));
+  return { other_cores: +cores(b.busy - a.busy - (b.own - a.own)).toFixed(2), steal_cores: +cores(b.steal - a.steal).toFixed(2) };
+}
+
+const fmt = (x, d = 0) => x.toFixed(d);
+// One table line per measured quantity of a row: fill → ms; generate → prefill ms and decode tokens/s; prefill → ms.
+function lines(row, res, ceil) {
+  const metrics = { fill: [['ms', 'ms', false]], prefill: [['prefill_ms', 'ms', false]], generate: [['prefill_ms', 'ms', false], ['decode_tps', 'tok/s', true]] }[row.workload.task];
+  const what = (key) => (key === 'decode_tps' ? `decode ${DECODE} tokens` : row.workload.task === 'fill' ? 'fill-mask 128' : 'prefill 128');
+  const line = { id: row.id, env: row.env, title: row.title, other_cores: res.other_cores, steal_cores: res.steal_cores };
+  if (res.unavailable || res.error) return [{ ...line, what: metrics.map(([key]) => what(key)).join(', '), note: res.unavailable ?? `failed: ${res.error}` }];
+  return metrics.map(([key, unit, higherIsBetter]) => {
+    const side = (s, spec) => {
+      const xs = s.samples.map((x) => x[key]);
+      const m = median(xs);
+      const threads = s.info.threads ?? 1;
+      const c = ceil[threads] ?? ceil[1];
+      const pct = key === 'decode_tps' ? (100 * m * work.decodeWeights * spec.bpw) / 1e9 / c.read_gbs
+        : (100 * work[row.workload.task === 'fill' ? 'fill' : 'prefill']) / (m / 1e3) / 1e9 / c.gflops;
+      return { median: m, min: Math.min(...xs), max: Math.max(...xs), n: xs.length, pct, threads, threading: s.info.threading, dtype: s.info.dtype };
+    };
+    const a = side(res.a, row.a), b = side(res.b, row.b);
+    // a ratio comes only from the two sides of one row of this run, each with every timed run
+    if (a.n !== reps.runs || b.n !== reps.runs) throw new Error(`${row.id}: ${a.n} and ${b.n} samples, not ${reps.runs}`);
+    return { ...line, what: what(key), unit, a, b, ratio: higherIsBetter ? a.median / b.median : b.median / a.median };
+  });
+}
+
+function table(all) {
+  const head = ['env', 'comparison', 'measure', 'wasmformer', 'peer', '× faster', 'wasmformer % of ceiling', 'peer % of ceiling', 'threads (wasmformer / peer)'];
+  const noise = (l) => (l.other_cores > 0.1 ? `; other processes used ${l.other_cores} cores meanwhile` : '');
+  const out = [head, head.map(() => '---')];
+  const v = (s, unit) => `${fmt(s.median, unit === 'ms' ? 0 : 1)} ${unit} (${fmt(s.min, unit === 'ms' ? 0 : 1)}–${fmt(s.max, unit === 'ms' ? 0 : 1)})`;
+  for (const l of all) {
+    const short = l.id.split(':')[1];
+    if (!l.a) out.push([l.env, short, l.what, '—', '—', '—', '—', '—', l.note]);
+    else out.push([l.env, short, l.what, v(l.a, l.unit), v(l.b, l.unit), fmt(l.ratio, 2) + '×', fmt(l.a.pct) + ' %', fmt(l.b.pct) + ' %',
+      `${l.a.threads} / ${l.b.threads}${noise(l)}`]);
+  }
+  return out.map((r) => `| ${r.join(' | ')} |`).join('\n');
+}
+
+function history(current) {
+  if (!existsSync(RESULTS)) return '';
+  const prev = readdirSync(RESULTS).filter((f) => f.endsWith('.json') && f !== path.basename(current)).sort().pop();
+  if (!prev) return '';
+  const old = JSON.parse(readFileSync(path.join(RESULTS, prev), 'utf8'));
+  const rowsOld = old.lines.filter((l) => l.ratio != null).map((l) => `| ${l.env} | ${l.id.split(':')[1]} | ${l.what} | ${fmt(l.ratio, 2)}× |`);
+  if (!rowsOld.length) return '';
+  return `\n### History, not measured in this run: ratios of the run of ${old.started}${old.quick ? ' (quick mode)' : ''} (${prev})\n\n` +
+    `| env | comparison | measure | × faster then |\n| --- | --- | --- | --- |\n${rowsOld.join('\n')}\n`;
+}
+
+// ------------------------------------------------------------------------------------------------------ main
+const started = new Date();
+const w = await workloads();
+const plan = rows(w);
+const before = cpuSnapshot();
+await new Promise((r) => setTimeout(r, 1000));
+const busy = otherCores(before, cpuSnapshot()).other_cores;
+console.log(`wasmformer benchmark${quick ? ' — QUICK MODE (1 warm-up, 2 runs, 16 decode steps): for working on the harness, not for quoting' : ''}`);
+if (busy > 0.3) console.log(`warning: ${fmt(busy, 1)} of ${os.cpus().length} cores were busy before the run started (other processes): numbers will be noisy`);
+console.log('measuring the machine ceilings (wasm probe: f32x4 mul+add, v128 read of 256 MiB)…');
+const ceil = { 1: await ceilings(1), 2: await ceilings(2) };
+for (const c of Object.values(ceil)) console.log(`  ${c.threads} thread${c.threads > 1 ? 's' : ''}: ${fmt(c.gflops, 1)} GFLOP/s, read ${fmt(c.read_gbs, 1)} GB/s`);
+
+const results = {}, envNames = {};
+for (const env of envs) {
+  const todo = plan.filter((r) => r.env === env);
+  if (!todo.length) continue;
+  let runner;
+  try {
+    runner = env === 'node' ? await node() : await chromium();
+  } catch (e) {
+    for (const row of todo) results[row.id] = { error: `${env} did not start: ${String(e?.message ?? e).split('\n')[0]}` };
+    console.log(`\n${env} did not start: ${e?.message ?? e}`);
+    continue;
+  }
+  envNames[env] = runner.env;
+  console.log(`\n${runner.env}`);
+  try {
+    for (const row of todo) {
+      const t0 = Date.now(), cpu0 = cpuSnapshot();
+      try {
+        results[row.id] = await runner.run(row, reps);
+      } catch (e) {
+        results[row.id] = { error: String(e?.message ?? e).split('\n')[0] };
+      }
+      const r = Object.assign(results[row.id], otherCores(cpu0, cpuSnapshot()));
+      console.log(`  ${row.id.split(':')[1]}: ${r.error ? 'failed: ' + r.error : r.unavailable ?? 'done'} (${fmt((Date.now() - t0) / 1e3)} s` +
+                  `${r.other_cores > 0.1 ? `; other processes used ${r.other_cores} cores meanwhile` : ''})`);
+    }
+  } finally {
+    await runner.close();
+  }
+}
+
+const all = plan.flatMap((row) => lines(row, results[row.id], ceil));
+const stamp = started.toISOString().replace(/:/g, '-').replace(/\..*/, '');
+mkdirSync(RESULTS, { recursive: true });
+const jsonFile = path.join(RESULTS, `${stamp}.json`);
+const git = (...a) => { try { return execFileSync('git', a, { cwd: root, encoding: 'utf8' }).trim(); } catch { return null; } };
+const version = (p) => JSON.parse(readFileSync(path.join(root, 'node_modules', p, 'package.json'), 'utf8')).version;
+const meta = {
+  started: started.toISOString(), seconds: Math.round((Date.now() - started) / 1e3), quick, warmup: reps.warmup, runs: reps.runs, prompt_tokens: PROMPT, decode_steps: DECODE,
+  machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, busy_cores_before: +fmt(busy, 2) }, envs: envNames, ceilings: ceil,
+  commit: git('rev-parse', 'HEAD'), dirty: !!git('status', '--porcelain'), dist: statSync(path.join(root, 'dist/wasmformer.wasm')).mtime.toISOString(),
+  peers: { 'onnxruntime-web': version('onnxruntime-web'), '@wllama/wllama': version('@wllama/wllama') },
+};
+const ceilText = Object.values(ceil).map((c) => `${c.threads} thread${c.threads > 1 ? 's' : ''}: ${fmt(c.gflops, 1)} GFLOP/s f32x4 mul+add, ${fmt(c.read_gbs, 1)} GB/s read`).join('; ');
+const how = (s) => (s.dtype ? `wasmformer (dtype ${s.dtype}): ${s.threading}` : s.threading);
+const same = ({ a, b }) => {  // how far A's output tokens agree with B's (the same model computed by both)
+  if (!a?.info.output || !b?.info.output) return '';
+  const n = Math.min(a.info.output.length, b.info.output.length);
+  const k = a.info.output.findIndex((t, i) => i >= n || t !== b.info.output[i]);
+  return `; output tokens ${k === -1 || k >= n ? `identical (${n})` : `identical for the first ${k} of ${n}`}`;
+};
+const notes = plan.filter((row) => results[row.id]?.a).map((row) => {
+  const r = results[row.id];
+  return `${row.env} ${row.id.split(':')[1]}: A = ${how(r.a.info)}; B = ${how(r.b.info)}${same(r)}`;
+});
+const md = `# wasmformer benchmark, ${meta.started}${quick ? ' — QUICK MODE, not for quoting' : ''}
+
+${Object.values(envNames).join('; ')}. ${meta.machine.cpu}, ${meta.machine.cores} cores. Commit ${meta.commit?.slice(0, 10)}${meta.dirty ? ' (with uncommitted changes)' : ''}, dist/ built ${meta.dist}.
+onnxruntime-web ${meta.peers['onnxruntime-web']}, @wllama/wllama ${meta.peers['@wllama/wllama']}. Random weights with BERT-base and GPT-2-small shapes (build/bench-models).
+Medians of ${reps.runs} timed runs (min–max) after ${reps.warmup} warm-up runs, engines alternating A B A B in one process; one thread unless the row says.
+× faster: how many times faster wasmformer is, from this run only. Machine ceilings, measured in this run (wasm probe in Node): ${ceilText}.
+% of ceiling: fill-mask and prefill, useful FLOPs (${fmt(work.fill / 1e9, 1)} and ${fmt(work.prefill / 1e9, 1)} GFLOP) over time against the mul+add ceiling (for int8/q8_0/q4_0 as f32-equivalent work);
+decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight) against read bandwidth; for the threads used.
+
+${table(all)}
+
+How each engine ran:
+${notes.map((n) => `- ${n}`).join('\n')}
+${history(jsonFile)}`;
+writeFileSync(jsonFile, JSON.stringify({ ...meta, lines: all, results }, null, 1));
+writeFileSync(jsonFile.replace(/\.json$/, '.md'), md);
+console.log('\n' + md);
+console.log(`written: ${path.relative(root, jsonFile)} and .md (${meta.seconds} s)`);
+process.exit(0);
