@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds the C++ core and its programs: `scripts/build.sh native` (g++, build/native) or `scripts/build.sh wasm`
-# (Emscripten, build/wasm). Extra arguments go to CMake. Incremental: rerunning rebuilds only what changed.
+# Builds the C++ core and its programs: `scripts/build.sh native` (g++, build/native), `scripts/build.sh sanitize`
+# (clang with ASan + UBSan, build/sanitize: the Catch2 suite only) or `scripts/build.sh wasm` (Emscripten,
+# build/wasm). Extra arguments go to CMake. Incremental: rerunning rebuilds only what changed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-native}
@@ -10,6 +11,13 @@ case "$target" in
   native)
     cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
     cmake --build build/native -j "$jobs"
+    ;;
+  sanitize)
+    # the Catch2 suite with clang's AddressSanitizer and UndefinedBehaviorSanitizer (any report fails the test)
+    cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+      -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -O1" \
+      -DWF_BUILD_EXAMPLES=OFF -DWF_BUILD_BENCH=OFF "$@" >/dev/null
+    cmake --build build/sanitize -j "$jobs" --target wf-tests
     ;;
   wasm)
     # Debian's em++ runs node-acorn, which it finds through NODE_PATH.
@@ -30,5 +38,5 @@ case "$target" in
     sed -i 's/import(e\.data\.urlOrBlob)/import(\/* webpackIgnore: true *\/ \/* @vite-ignore *\/ e.data.urlOrBlob)/' dist/wasmformer-mt.worker.js
     grep -q 'webpackIgnore' dist/wasmformer-mt.worker.js || { echo "wasmformer-mt.worker.js: the import(urlOrBlob) patch did not apply" >&2; exit 1; }
     ;;
-  *) echo "usage: scripts/build.sh native|wasm [cmake args]" >&2; exit 2 ;;
+  *) echo "usage: scripts/build.sh native|sanitize|wasm [cmake args]" >&2; exit 2 ;;
 esac
