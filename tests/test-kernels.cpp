@@ -95,6 +95,9 @@ TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[ke
         check_matmul(2, 3072, 15, type, seed++);
         check_matmul(33, 3072, 3, type, seed++);
         check_matmul(5, 768, 769, type, seed++);
+        // the packed GEMM: M ≥ 16, k blocks of 512 (+ a partial one), full and partial panels and row tiles
+        check_matmul(16, 1025, 40, type, seed++);
+        check_matmul(130, 768, 37, type, seed++);
     }
     for (int64_t M : {1, 2, 3, 4, 7, 17})
         for (int64_t K : {32, 96, 768, 3072})
@@ -102,7 +105,7 @@ TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[ke
 }
 
 TEST_CASE("matmul writes only its column range, so threads can split the output", "[kernels][matmul]") {
-    for (int64_t M : {1, 6}) {
+    for (int64_t M : {1, 6, 21}) {  // the GEMV, the small-M tile and the packed GEMM
         const int64_t K = 33, N = 17;
         const auto x = wft::random_floats(static_cast<size_t>(M * K), 7);
         wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), 8), N, K, dtype::f32);

@@ -1,11 +1,11 @@
 // The matrix product, SIMD (xsimd). Natively xsimd picks the best instruction set the build enables (AVX2+FMA by default);
 // under Emscripten `-msimd128 -msse4.1` maps the SSE4.1 path onto wasm SIMD128 (f32x4, i32x4.dot_i16x8_s).
 //
-// GEMM is in dot-product form on the stored (N×K) layout: a 4×2 register tile of accumulators walks K, so that
-// 4 rows of x and 2 rows of W are loaded per step (8 mul-adds per 6 loads). W rows stay in L1 while a block of x
-// rows (sized to L2) streams past them. Non-f32 weights are widened to f32 in registers (M < 4) or into a small
-// f32 panel that the whole M block then reuses (M ≥ 4). q8_0 with M < 4 runs integer dot products on
-// q8_0-quantized activations, which reads 3.8× fewer weight bytes than f32 at integer speed.
+// Three shapes of work. Prefill and encoders (M ≥ 16) run an outer-product register tile on packed panels (see
+// gemm_packed): x and W are copied once per k block into the order the tile reads them, widened to f32 on the way.
+// A few rows (4 ≤ M < 16) keep the dot-product tile on W's rows as stored, where packing would cost more than it
+// saves. Decode (M < 4) reads W rows straight from storage, 4 at a time, widened in registers; q8_0 there runs
+// integer dot products on q8_0-quantized activations, which reads 3.8× fewer weight bytes than f32 at integer speed.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -29,7 +29,7 @@ using BI = xsimd::batch<int32_t>;
 constexpr int64_t W = int64_t(B::size);
 
 // Per-thread scratch that grows to the largest size asked for and is then reused: no allocation per call.
-thread_local std::vector<float> panel_buf, scale_buf;
+thread_local std::vector<float> panel_buf, scale_buf, apack_buf, bpack_buf;
 float* scratch(std::vector<float>& buf, size_t n) {
     if (buf.size() < n) buf.resize(n);
     return buf.data();
@@ -164,42 +164,133 @@ void gemv_dispatch(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm
     }
 }
 
-// Row r of W as f32, SIMD-widened for f16/bf16.
-void widen_row(const matrix_view& Wm, int64_t r, float* out) {
-    const int64_t K = Wm.n_cols;
+// Values [k0, k0 + kc) of row r of W as f32, SIMD-widened for f16/bf16; k0 and kc are whole blocks of W's type.
+void widen_segment(const matrix_view& Wm, int64_t r, int64_t k0, int64_t kc, float* out) {
     const uint8_t* row = Wm.row(r);
     auto run = [&](auto rows) {
         int64_t k = 0;
-        for (; k + W <= K; k += W) decltype(rows)::load(row, k).store_unaligned(out + k);
-        for (; k < K; ++k) out[k] = decltype(rows)::at(row, k);
+        for (; k + W <= kc; k += W) decltype(rows)::load(row, k0 + k).store_unaligned(out + k);
+        for (; k < kc; ++k) out[k] = decltype(rows)::at(row, k0 + k);
     };
-    if (Wm.type == dtype::f16) run(f16_rows{});
+    if (Wm.type == dtype::f32) run(f32_rows{});
+    else if (Wm.type == dtype::f16) run(f16_rows{});
     else if (Wm.type == dtype::bf16) run(bf16_rows{});
-    else dequantize_row(Wm, r, out);
+    else traits(Wm.type).to_f32(row + row_bytes(Wm.type, k0), out, kc);
 }
 
-// Many rows of x (prefill): block x rows to fit L2, pairs of W rows (widened into an f32 panel unless f32).
-void gemm(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
-          int64_t n0, int64_t n1) {
+// A few rows of x (4 ≤ M < 16): the register tile in dot-product form on W's rows, which are read where they are
+// stored (f32) or widened a pair at a time into a small panel; packing W would cost more than these rows save.
+void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+                int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
-    const int64_t mb = std::max<int64_t>(4, (192 * 1024 / (K * 4)) / 4 * 4);  // x block of ≈192 KiB
     const bool widen = Wm.type != dtype::f32;
     float* panel = widen ? scratch(panel_buf, size_t(2 * K)) : nullptr;
-    for (int64_t m0 = 0; m0 < M; m0 += mb) {
-        const int64_t m1 = std::min(M, m0 + mb);
-        for (int64_t n = n0; n < n1; n += 2) {
-            const int nr = n + 2 <= n1 ? 2 : 1;
-            const uint8_t* w[2];
-            for (int j = 0; j < nr; ++j) {
-                if (widen) {
-                    widen_row(Wm, n + j, panel + j * K);
-                    w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
-                } else {
-                    w[j] = Wm.row(n + j);
-                }
+    for (int64_t n = n0; n < n1; n += 2) {
+        const int nr = n + 2 <= n1 ? 2 : 1;
+        const uint8_t* w[2];
+        for (int j = 0; j < nr; ++j) {
+            if (widen) {
+                widen_segment(Wm, n + j, 0, K, panel + j * K);
+                w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
+            } else {
+                w[j] = Wm.row(n + j);
             }
-            if (nr == 2) sweep_rows<2, f32_rows>(x, m0, m1, ldx, w, K, bias, n, y, ldy);
-            else sweep_rows<1, f32_rows>(x, m0, m1, ldx, w, K, bias, n, y, ldy);
+        }
+        if (nr == 2) sweep_rows<2, f32_rows>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+        else sweep_rows<1, f32_rows>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+    }
+}
+
+// --- GEMM on packed panels (prefill, encoders) -------------------------------------------------------------------
+// The outer-product form: a register tile of MR rows × NR = 2·W columns of y, held in MR×2 accumulators. Per k it
+// broadcasts MR values of x (one v128.load32_splat each) and loads two vectors of W, then does 2·MR multiply-adds:
+// no horizontal sums, and every load has a constant offset from one of two pointers (x and W are both packed, so
+// that the tile's inputs for one k are adjacent). K is split into blocks of KC so that a W panel (NR × KC) stays in
+// L1; x is packed once per k block for all of M, W once per (k block, panel) and then reused by every row tile.
+constexpr int64_t MR = 4, NR = 2 * W, KC = 512;
+
+// x rows [m, m + MR) × k [k0, k0 + kc) as [k][MR]; rows at or past M are zeros.
+void pack_x(const float* x, int64_t M, int64_t ldx, int64_t m, int64_t k0, int64_t kc, float* out) {
+    for (int64_t r = 0; r < MR; ++r) {
+        if (m + r < M) {
+            const float* xr = x + (m + r) * ldx + k0;
+            for (int64_t k = 0; k < kc; ++k) out[k * MR + r] = xr[k];
+        } else {
+            for (int64_t k = 0; k < kc; ++k) out[k * MR + r] = 0.0f;
+        }
+    }
+}
+
+// W rows [n, n + cols) × k [k0, k0 + kc) widened to f32 as [k][NR]; columns at or past cols are zeros.
+void pack_w(const matrix_view& Wm, int64_t n, int64_t cols, int64_t k0, int64_t kc, float* line, float* out) {
+    for (int64_t c = 0; c < NR; ++c) {
+        if (c < cols) {
+            const float* src = line;
+            if (Wm.type == dtype::f32) src = reinterpret_cast<const float*>(Wm.row(n + c)) + k0;
+            else widen_segment(Wm, n + c, k0, kc, line);
+            for (int64_t k = 0; k < kc; ++k) out[k * NR + c] = src[k];
+        } else {
+            for (int64_t k = 0; k < kc; ++k) out[k * NR + c] = 0.0f;
+        }
+    }
+}
+
+// One register tile: acc[r][h] (columns h·W … h·W + W − 1) = Σ_k a[k][r] · b[k][h·W …], then into y (rows < rows,
+// columns < cols): y = acc + bias on the first k block, y += acc after it. The accumulators are locals of this one
+// function so that they stay in registers.
+inline void micro_tile(const float* a, const float* b, int64_t kc, int64_t rows, int64_t cols, const float* bias, bool first,
+                       float* y, int64_t ldy) {
+    B c00(0.0f), c01(0.0f), c10(0.0f), c11(0.0f), c20(0.0f), c21(0.0f), c30(0.0f), c31(0.0f);
+    static_assert(MR == 4, "the tile below is written out for 4 rows");
+    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
+        const B b0 = B::load_aligned(b), b1 = B::load_aligned(b + W);
+        const B a0(a[0]), a1(a[1]), a2(a[2]), a3(a[3]);
+        c00 = xsimd::fma(a0, b0, c00);
+        c01 = xsimd::fma(a0, b1, c01);
+        c10 = xsimd::fma(a1, b0, c10);
+        c11 = xsimd::fma(a1, b1, c11);
+        c20 = xsimd::fma(a2, b0, c20);
+        c21 = xsimd::fma(a2, b1, c21);
+        c30 = xsimd::fma(a3, b0, c30);
+        c31 = xsimd::fma(a3, b1, c31);
+    }
+    const B acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+    if (cols == NR) {
+        const B b0 = bias && first ? B::load_unaligned(bias) : B(0.0f), b1 = bias && first ? B::load_unaligned(bias + W) : B(0.0f);
+        for (int64_t r = 0; r < rows; ++r) {
+            float* yr = y + r * ldy;
+            const B y0 = first ? b0 : B::load_unaligned(yr), y1 = first ? b1 : B::load_unaligned(yr + W);
+            (acc[r][0] + y0).store_unaligned(yr);
+            (acc[r][1] + y1).store_unaligned(yr + W);
+        }
+        return;
+    }
+    alignas(64) float t[2 * W];
+    for (int64_t r = 0; r < rows; ++r) {
+        acc[r][0].store_aligned(t);
+        acc[r][1].store_aligned(t + W);
+        float* yr = y + r * ldy;
+        for (int64_t c = 0; c < cols; ++c) yr[c] = t[c] + (first ? (bias ? bias[c] : 0.0f) : yr[c]);
+    }
+}
+
+void gemm_packed(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+                 int64_t n0, int64_t n1) {
+    const int64_t K = Wm.n_cols, tiles = (M + MR - 1) / MR, kc_max = std::min(K, KC);
+    float* apack = scratch(apack_buf, size_t(tiles * MR * kc_max));
+    float* bpack = scratch(bpack_buf, size_t(NR * kc_max) + size_t(W));  // + W: room to align to the vector size
+    bpack += (W - int64_t(reinterpret_cast<uintptr_t>(bpack) / sizeof(float) % W)) % W;
+    float* line = scratch(panel_buf, size_t(kc_max));
+    for (int64_t k0 = 0; k0 < K; k0 += KC) {
+        const int64_t kc = std::min(KC, K - k0);
+        for (int64_t t = 0; t < tiles; ++t) pack_x(x, M, ldx, t * MR, k0, kc, apack + t * MR * kc);
+        for (int64_t n = n0; n < n1; n += NR) {
+            const int64_t cols = std::min(NR, n1 - n);
+            pack_w(Wm, n, cols, k0, kc, line, bpack);
+            for (int64_t t = 0; t < tiles; ++t) {
+                micro_tile(apack + t * MR * kc, bpack, kc, std::min(MR, M - t * MR), cols, bias ? bias + n : nullptr, k0 == 0,
+                           y + t * MR * ldy + n, ldy);
+            }
         }
     }
 }
@@ -367,7 +458,8 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end) {
     if (M <= 0 || n_begin >= n_end) return;
-    if (M >= 4) return gemm(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    if (M >= 16) return gemm_packed(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    if (M >= 4) return gemm_small(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     switch (Wm.type) {
     case dtype::f32: return gemv_dispatch<f32_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     case dtype::f16: return gemv_dispatch<f16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
