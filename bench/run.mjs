@@ -251,20 +251,20 @@ for (const c of Object.values(ceil)) console.log(`  ${c.threads} thread${c.threa
 
 const results = {}, envNames = {};
 for (const env of envs) {
-  const todo = plan.filter((r) => r.env === env);
-  if (!todo.length) continue;
+  const envRows = plan.filter((r) => r.env === env);
+  if (!envRows.length) continue;
   let runner;
   try {
     runner = env === 'node' ? await node() : await chromium();
   } catch (e) {
-    for (const row of todo) results[row.id] = { error: `${env} did not start: ${String(e?.message ?? e).split('\n')[0]}` };
+    for (const row of envRows) results[row.id] = { error: `${env} did not start: ${String(e?.message ?? e).split('\n')[0]}` };
     console.log(`\n${env} did not start: ${e?.message ?? e}`);
     continue;
   }
   envNames[env] = runner.env;
   console.log(`\n${runner.env}`);
   try {
-    for (const row of todo) {
+    for (const row of envRows) {
       const t0 = Date.now(), cpu0 = cpuSnapshot();
       try {
         results[row.id] = await runner.run(row, reps);

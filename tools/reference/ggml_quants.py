@@ -312,6 +312,29 @@ def make_qkx2_quants(x, weights, nmax, rmin, rdelta, nstep, use_mad):
 # the types
 
 
+def _inverse(d):
+    """id = d ? 1/d : 0 per block, as ggml writes it."""
+    with np.errstate(divide="ignore"):
+        return np.where(d != 0, _ONE / d, _ZERO).astype(F32)
+
+
+def _symmetric_levels(xb, half):
+    """q4_0 / q5_0: d = max / -half (max: the element of largest |x|, signed, first on ties) and the unclamped levels
+    (int)(x*id + half + 0.5f), x*id and the addition rounded separately."""
+    _, mx = _signed_absmax(xb)
+    d = (mx / F32(-half)).astype(F32)
+    t = (xb * _inverse(d)[:, None]).astype(F32) + F32(half + 0.5)
+    return d, _trunc_int(t)
+
+
+def _min_max_levels(xb, steps):
+    """q4_1 / q5_1: min, d = (max - min) / steps and the unclamped levels (int)((x - min)*id + 0.5f)."""
+    mn, mx = _first_min_max(xb)
+    d = ((mx - mn) / F32(steps)).astype(F32)
+    t = ((xb - mn[:, None]) * _inverse(d)[:, None]).astype(F32) + F32(0.5)
+    return d, mn, _trunc_int(t)
+
+
 class QuantType:
     name = ""
     ggml_type = -1
@@ -343,12 +366,8 @@ class Q4_0(QuantType):
     @staticmethod
     def quantize(x):
         xb = _blocks(x, 32)
-        _, mx = _signed_absmax(xb)
-        d = (mx / F32(-8)).astype(F32)
-        with np.errstate(divide="ignore"):
-            idd = np.where(d != 0, _ONE / d, _ZERO).astype(F32)
-        t = (xb * idd[:, None]).astype(F32) + F32(8.5)
-        q = np.minimum(15, _trunc_int(t)).astype(np.uint8)
+        d, levels = _symmetric_levels(xb, 8)
+        q = np.minimum(15, levels).astype(np.uint8)
         out = np.empty((xb.shape[0], 18), np.uint8)
         out[:, 0:2] = _f16_bytes(d)
         out[:, 2:] = q[:, :16] | (q[:, 16:] << 4)
@@ -380,12 +399,8 @@ class Q4_1(QuantType):
     @staticmethod
     def quantize(x):
         xb = _blocks(x, 32)
-        mn, mx = _first_min_max(xb)
-        d = ((mx - mn) / F32(15)).astype(F32)
-        with np.errstate(divide="ignore"):
-            idd = np.where(d != 0, _ONE / d, _ZERO).astype(F32)
-        t = ((xb - mn[:, None]) * idd[:, None]).astype(F32) + F32(0.5)
-        q = np.minimum(15, _trunc_int(t)).astype(np.uint8)
+        d, mn, levels = _min_max_levels(xb, 15)
+        q = np.minimum(15, levels).astype(np.uint8)
         out = np.empty((xb.shape[0], 20), np.uint8)
         out[:, 0:2] = _f16_bytes(d)
         out[:, 2:4] = _f16_bytes(mn)
@@ -432,12 +447,8 @@ class Q5_0(QuantType):
     @staticmethod
     def quantize(x):
         xb = _blocks(x, 32)
-        _, mx = _signed_absmax(xb)
-        d = (mx / F32(-16)).astype(F32)
-        with np.errstate(divide="ignore"):
-            idd = np.where(d != 0, _ONE / d, _ZERO).astype(F32)
-        t = (xb * idd[:, None]).astype(F32) + F32(16.5)
-        q = np.minimum(31, _trunc_int(t)).astype(np.uint8)
+        d, levels = _symmetric_levels(xb, 16)
+        q = np.minimum(31, levels).astype(np.uint8)
         out = np.empty((xb.shape[0], 22), np.uint8)
         out[:, 0:2] = _f16_bytes(d)
         out[:, 2:6] = _pack_qh32(q)
@@ -472,12 +483,8 @@ class Q5_1(QuantType):
     @staticmethod
     def quantize(x):
         xb = _blocks(x, 32)
-        mn, mx = _first_min_max(xb)
-        d = ((mx - mn) / F32(31)).astype(F32)
-        with np.errstate(divide="ignore"):
-            idd = np.where(d != 0, _ONE / d, _ZERO).astype(F32)
-        t = ((xb - mn[:, None]) * idd[:, None]).astype(F32) + F32(0.5)
-        q = (_trunc_int(t) & 0xFF).astype(np.uint8)
+        d, mn, levels = _min_max_levels(xb, 31)
+        q = (levels & 0xFF).astype(np.uint8)
         out = np.empty((xb.shape[0], 24), np.uint8)
         out[:, 0:2] = _f16_bytes(d)
         out[:, 2:4] = _f16_bytes(mn)
@@ -514,8 +521,7 @@ class Q8_0(QuantType):
         xb = _blocks(x, 32)
         amax = np.abs(xb).max(axis=1)
         d = (amax / F32(127)).astype(F32)
-        with np.errstate(divide="ignore"):
-            idd = np.where(d != 0, _ONE / d, _ZERO).astype(F32)
+        idd = _inverse(d)
         q = _roundf(xb * idd[:, None]).astype(np.int8)
         out = np.empty((xb.shape[0], 34), np.uint8)
         out[:, 0:2] = _f16_bytes(d)
@@ -550,8 +556,7 @@ class Q8_1(QuantType):
         xb = _blocks(x, 32)
         amax = np.abs(xb).max(axis=1)
         d = (amax / F32(127)).astype(F32)
-        with np.errstate(divide="ignore"):
-            idd = np.where(d != 0, _ONE / d, _ZERO).astype(F32)
+        idd = _inverse(d)
         q = _roundf(xb * idd[:, None])
         s = (q.sum(axis=1).astype(F32) * d).astype(F32)
         out = np.empty((xb.shape[0], 36), np.uint8)
