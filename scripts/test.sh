@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite (`npm test`): the Catch2 suite natively, under AddressSanitizer + UndefinedBehaviorSanitizer
-# (clang) and built with Emscripten under Node; a libFuzzer slice of every parser (WF_FUZZ_SECONDS per target,
+# (clang) and built with Emscripten under Node; a mutation check (scripts/mutants.mjs: each plausible bug it writes
+# into src/ must fail the native suite); a libFuzzer slice of every parser (WF_FUZZ_SECONDS per target,
 # default 60; 0 skips it); then the JavaScript tests in Node and headless Chromium. Each part prints its own summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -8,6 +9,8 @@ scripts/build.sh native
 scripts/build.sh wasm
 echo "== native Catch2 suite"
 (cd build/native && ctest --output-on-failure)
+echo "== mutation check: plausible bugs written into src/, one at a time, each must fail the native suite"
+node scripts/mutants.mjs
 echo "== wasm Catch2 suite (Node $(node --version))"
 (cd build/wasm && ctest --output-on-failure)
 echo "== native Catch2 suite under ASan + UBSan (clang)"

@@ -202,3 +202,112 @@ TEST_CASE("embedding gather widens every storage type", "[kernels]") {
             for (int64_t e = 0; e < E; ++e) REQUIRE(std::fabs(out[size_t(i * E + e)] - table[size_t(ids[i] * E + e)]) <= tol);
     }
 }
+
+namespace {
+
+// tests/data/quants/<type>.bin, written by tools/reference/make_quant_vectors.py from the independent Python
+// reference of ggml's block types (tools/reference/ggml_quants.py); format in tests/data/quants/README.md.
+struct quant_vectors {
+    std::vector<uint8_t> file;
+    uint32_t ggml_type = 0, rows = 0, n = 0;
+    std::vector<std::string> labels;
+    std::vector<float> input, dequantized;
+    const uint8_t* quantized = nullptr;
+    explicit quant_vectors(const std::string& name) : file(wft::read_file(wft::data_path("quants/" + name + ".bin"))) {
+        auto u32 = [&](size_t at) {
+            uint32_t v;
+            std::memcpy(&v, file.data() + at, 4);
+            return v;
+        };
+        REQUIRE(file.size() >= 32);
+        REQUIRE(std::memcmp(file.data(), "WFQV", 4) == 0);
+        ggml_type = u32(8), rows = u32(20), n = u32(24);
+        const size_t labels_at = 32, input_at = labels_at + 16 * rows, deq_at = input_at + 4 * size_t(rows) * n, q_at = deq_at + 4 * size_t(rows) * n;
+        REQUIRE(file.size() == q_at + size_t(rows) * (n / u32(12)) * u32(16));
+        for (uint32_t r = 0; r < rows; ++r) labels.emplace_back(reinterpret_cast<const char*>(file.data() + labels_at + 16 * r), strnlen(reinterpret_cast<const char*>(file.data() + labels_at + 16 * r), 16));
+        input.resize(size_t(rows) * n);
+        dequantized.resize(size_t(rows) * n);
+        std::memcpy(input.data(), file.data() + input_at, input.size() * 4);
+        std::memcpy(dequantized.data(), file.data() + deq_at, dequantized.size() * 4);
+        quantized = file.data() + q_at;
+    }
+};
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
+
+}  // namespace
+
+TEST_CASE("q8_0 and q4_0 blocks quantize and dequantize bit for bit as ggml's reference, subnormal scales included", "[kernels][quants]") {
+    for (dtype type : {dtype::q8_0, dtype::q4_0}) {
+        const quant_vectors v(type == dtype::q8_0 ? "q8_0" : "q4_0");
+        INFO(wf::dtype_name(type));
+        REQUIRE(v.ggml_type == wf::traits(type).ggml_type);
+        const int64_t rb = wf::row_bytes(type, v.n);
+        std::vector<uint8_t> q(static_cast<size_t>(rb));
+        std::vector<float> back(v.n);
+        for (uint32_t r = 0; r < v.rows; ++r) {
+            INFO("row " << v.labels[r]);
+            wf::traits(type).from_f32(v.input.data() + size_t(r) * v.n, q.data(), v.n);
+            REQUIRE(std::memcmp(q.data(), v.quantized + r * rb, size_t(rb)) == 0);
+            wf::traits(type).to_f32(v.quantized + r * rb, back.data(), v.n);
+            for (uint32_t i = 0; i < v.n; ++i) REQUIRE(same_bits(back[i], v.dequantized[size_t(r) * v.n + i]));
+        }
+    }
+}
+
+TEST_CASE("matmul on ggml's q8_0 and q4_0 rows equals f32 matmul on their reference dequantization", "[kernels][quants]") {
+    // W = the vector file's rows (normal, outliers, zeros, constant, tiny = subnormal scales, large, …), loaded the
+    // way the engine computes them (q4_0 re-blocked as q8_0); every row-count path of matmul.
+    for (const char* name : {"q8_0", "q4_0"}) {
+        const quant_vectors v(name);
+        INFO(name);
+        const int64_t N = v.rows, K = v.n;
+        std::vector<uint8_t> w8(size_t(wf::row_bytes(dtype::q8_0, K) * N));
+        if (std::string(name) == "q8_0") std::memcpy(w8.data(), v.quantized, w8.size());
+        else wf::traits(dtype::q4_0).to_q8_0(v.quantized, w8.data(), N * K);
+        const wf::matrix_view W{dtype::q8_0, N, K, w8.data()};
+        const wf::matrix_view Wf{dtype::f32, N, K, v.dequantized.data()};
+        for (int64_t M : {1, 2, 3, 5, 17}) {
+            INFO("M=" << M);
+            const auto x = wft::random_floats(size_t(M * K), uint32_t(M));
+            std::vector<float> y(size_t(M * N), NAN), yr(size_t(M * N), NAN);
+            wf::matmul(x.data(), M, K, W, nullptr, y.data(), N, 0, N);
+            wf::ref::matmul(x.data(), M, K, Wf, nullptr, yr.data(), N, 0, N);
+            for (int64_t n = 0; n < N; ++n)
+                for (int64_t m = 0; m < M; ++m) {
+                    INFO("row " << v.labels[size_t(n)]);
+                    const float* wr = v.dequantized.data() + n * K;
+                    const double scale = abs_dot(x.data() + m * K, wr, K), got = y[size_t(m * N + n)], want = yr[size_t(m * N + n)];
+                    // M ≥ 4: weights widened exactly, f32 rounding only; M < 4: activations quantized to q8_0
+                    double bound = 2e-6 * scale;
+                    if (M < 4) {
+                        bound += 1e-3 * scale;
+                        for (int64_t b = 0; b < K / 32; ++b) {
+                            double amax = 0, wsum = 0;
+                            for (int i = 0; i < 32; ++i) amax = std::max(amax, double(std::fabs(x[size_t(m * K + b * 32 + i)]))), wsum += std::fabs(wr[b * 32 + i]);
+                            bound += wsum * amax / 254.0 * 1.01;
+                        }
+                    }
+                    REQUIRE(std::isfinite(got));
+                    REQUIRE(std::fabs(got - want) <= bound);
+                    if (scale > 0) REQUIRE(got != 0.0);  // a flushed scale computes zeros
+                }
+        }
+    }
+}
+
+TEST_CASE("q8_0 quantization rounds halves away from zero, as ggml's roundf", "[kernels][quants]") {
+    // amax 127 gives d = 1 exactly, so x·(1/d) lands on the halves themselves
+    std::vector<float> x(32, 0.0f);
+    x[0] = 127.0f;
+    const float halves[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 126.5f, -126.5f};
+    const int8_t want[] = {1, 2, 3, -1, -2, -3, 127, -127};
+    for (int i = 0; i < 8; ++i) x[size_t(1 + i)] = halves[i];
+    wf::block_q8_0 b;
+    wf::quantize_q8_0(x.data(), 32, &b);
+    REQUIRE(wf::f16_to_f32(b.d) == 1.0f);
+    for (int i = 0; i < 8; ++i) {
+        INFO("x = " << halves[i]);
+        REQUIRE(int(b.q[1 + i]) == int(want[i]));
+    }
+}

@@ -1,13 +1,17 @@
 // BERT and GPT-2 against golden activations from the PyTorch reference (tools/reference/make_fixtures.py), on
 // random-weight checkpoints in the Hugging Face layout, loaded through the registry and run through the model
-// interfaces: every layer within 1e-4 (absolute, f32), KV-cache decoding equal to the full forward, greedy
-// continuations identical, and converted weights within stated tolerances.
+// interfaces: every layer within kF32 (absolute), KV-cache decoding equal to the full forward, greedy continuations
+// identical, and converted weights within stated tolerances.
 #include <catch2/catch.hpp>
 
 #include "helpers.h"
 #include "models/registry.h"
 
 namespace {
+
+// f32 against PyTorch's f32: the largest difference measured is 9.5e-7 (natively with FMA, and in wasm without);
+// the tolerance is a few times that, well below what a wrong GELU variant (erf ↔ tanh) or layer-norm epsilon moves.
+constexpr double kF32 = 4e-6;
 
 int argmax(const float* x, int64_t n) {
     int best = 0;
@@ -49,16 +53,16 @@ TEST_CASE("BERT matches the reference layer by layer", "[models][bert]") {
         const auto want = g.f32("hidden." + std::to_string(l));
         INFO("hidden state " << l);
         REQUIRE(want.size() == trace.hidden[l].size());
-        REQUIRE(wft::max_abs_diff(trace.hidden[l].data(), want.data(), want.size()) < 1e-4);
+        REQUIRE(wft::max_abs_diff(trace.hidden[l].data(), want.data(), want.size()) < kF32);
     }
     REQUIRE(trace.attention.size() == size_t(lm.m->hp().n_layer));
     for (size_t l = 0; l < trace.attention.size(); ++l) {
         const auto want = g.f32("attention." + std::to_string(l));
-        REQUIRE(wft::max_abs_diff(trace.attention[l].data(), want.data(), want.size()) < 1e-5);
+        REQUIRE(wft::max_abs_diff(trace.attention[l].data(), want.data(), want.size()) < 1e-6);  // measured 2.2e-8
     }
     const auto want_logits = g.f32("mask_logits");
     REQUIRE(logits.size() == want_logits.size());
-    REQUIRE(wft::max_abs_diff(logits.data(), want_logits.data(), logits.size()) < 1e-4);
+    REQUIRE(wft::max_abs_diff(logits.data(), want_logits.data(), logits.size()) < kF32);
 }
 
 TEST_CASE("BERT with weights converted to f16 and q8_0 stays close to f32", "[models][bert]") {
@@ -67,8 +71,10 @@ TEST_CASE("BERT with weights converted to f16 and q8_0 stays close to f32", "[mo
     const auto masks = g.i32("mask_positions");
     const auto want = g.f32("mask_logits");
     const int64_t V = 30522;
-    // Logits here span about ±4; tolerances: f16 0.02, q8_0 0.1 absolute, and the top token unchanged.
-    for (auto [dtype, tol] : {std::pair{"f16", 0.02}, {"q8_0", 0.1}}) {
+    // Logits here span about ±4. Measured: f16 7.2e-4, q8_0 0.024 (weights and, with 2 rows, the activations
+    // quantized); tolerances a few times that, and the top token unchanged. tests/test-gguf.cpp shows that the
+    // quantized weights themselves are computed exactly.
+    for (auto [dtype, tol] : {std::pair{"f16", 0.003}, {"q8_0", 0.06}}) {
         INFO("dtype " << dtype);
         const wf::loaded_model lm = load("fixtures/bert-tiny", dtype);
         REQUIRE(!lm.files);  // converted weights own their bytes: the file can be freed
@@ -96,19 +102,19 @@ TEST_CASE("GPT-2 matches the reference, and KV-cache decoding equals the full fo
     const auto span = m.forward(s, ids, true, &trace);
     const std::vector<float> logits(span.begin(), span.end());
     REQUIRE(logits.size() == want_logits.size());
-    REQUIRE(wft::max_abs_diff(logits.data(), want_logits.data(), logits.size()) < 1e-4);
+    REQUIRE(wft::max_abs_diff(logits.data(), want_logits.data(), logits.size()) < kF32);
     REQUIRE(trace.hidden.size() == size_t(hp.n_layer + 2));
     for (size_t l = 0; l < trace.hidden.size(); ++l) {
         const auto want = g.f32("hidden." + std::to_string(l));
         INFO("hidden state " << l);
-        REQUIRE(wft::max_abs_diff(trace.hidden[l].data(), want.data(), want.size()) < 1e-4);
+        REQUIRE(wft::max_abs_diff(trace.hidden[l].data(), want.data(), want.size()) < kF32);
     }
 
     // one token at a time through the cache: each step's logits equal the full forward's row
     auto s2 = m.new_state(hp.n_ctx);
     for (int64_t i = 0; i < T; ++i) {
         const auto step = m.forward(s2, std::span<const int32_t>(ids.data() + i, 1));
-        REQUIRE(wft::max_abs_diff(step.data(), logits.data() + i * V, size_t(V)) < 1e-4);
+        REQUIRE(wft::max_abs_diff(step.data(), logits.data() + i * V, size_t(V)) < kF32);
     }
     REQUIRE(s2.cache.n_past == T);
 

@@ -26,6 +26,39 @@ std::string run(const wf::pipeline_model& pm, const std::string& prompt, const w
     return out;
 }
 
+// log_softmax of row r of a (rows, V) golden logits tensor, in double
+std::vector<double> log_softmax_row(const std::vector<float>& logits, int64_t V, int64_t r) {
+    std::vector<double> l(logits.begin() + r * V, logits.begin() + (r + 1) * V);
+    const double mx = *std::max_element(l.begin(), l.end());
+    double z = 0;
+    for (double v : l) z += std::exp(v - mx);
+    for (double& v : l) v -= mx + std::log(z);
+    return l;
+}
+
+// n draws of a sampler on fixed logits; every token's frequency within 5 standard deviations of want[token]
+// (p = 0 must never be drawn). With n = 40000 a correct sampler fails this for some seed about once in 10^5.
+void frequencies_follow(const wf::sampling_params& p, const std::vector<float>& logits, const std::vector<double>& want, int n = 40000) {
+    wf::sampler s(p);
+    std::vector<int> counts(logits.size());
+    for (int i = 0; i < n; ++i) counts[size_t(s.pick(logits))]++;
+    for (size_t t = 0; t < logits.size(); ++t) {
+        INFO("token " << t << ": drawn " << counts[t] << " of " << n << ", expected p = " << want[t]);
+        if (want[t] == 0) REQUIRE(counts[t] == 0);
+        else REQUIRE(std::fabs(double(counts[t]) / n - want[t]) <= 5 * std::sqrt(want[t] * (1 - want[t]) / n));
+    }
+}
+
+// softmax(l / T) over the tokens for which keep is true, zero elsewhere
+std::vector<double> softmax_kept(const std::vector<float>& l, double T, const std::vector<bool>& keep) {
+    std::vector<double> p(l.size(), 0.0);
+    double z = 0;
+    for (size_t i = 0; i < l.size(); ++i)
+        if (keep[i]) z += p[i] = std::exp(l[i] / T);
+    for (auto& v : p) v /= z;
+    return p;
+}
+
 }  // namespace
 
 TEST_CASE("fill-mask: top-k ids and scores match the reference at every mask", "[tasks][fill-mask]") {
@@ -70,6 +103,19 @@ TEST_CASE("fill-mask: targets, and clear errors", "[tasks][fill-mask]") {
     for (auto& c : all[0]) score[c.token] = c.score;
     for (auto& c : res[0]) REQUIRE(c.score == Approx(score[c.token]));
     REQUIRE(res[0][0].score >= res[0][1].score);
+    // a target of several word pieces is scored by its first, as transformers does (with a warning)
+    wft::golden g(wft::data_path("fixtures/bert-tiny/golden.safetensors"));
+    const auto lp = log_softmax_row(g.f32("mask_logits"), 30522, 0);
+    const auto pieces = bert().tok->encode("wasmformer", false);
+    REQUIRE(pieces.size() >= 2);
+    const auto multi = wf::fill_mask(bert(), "The capital of France is [MASK]. It has [MASK] people", {.targets = {"wasmformer", "paris"}});
+    bool seen = false;
+    for (auto& c : multi[0])
+        if (c.token == pieces[0]) {
+            seen = true;
+            REQUIRE(c.score == Approx(std::exp(lp[size_t(pieces[0])])).margin(1e-6));
+        }
+    REQUIRE(seen);
     REQUIRE_THROWS_WITH(wf::fill_mask(bert(), "no mask here", {}), Catch::Contains("no [MASK] token"));
     std::string longer;
     for (int i = 0; i < 70; ++i) longer += "word ";
@@ -110,7 +156,30 @@ TEST_CASE("generation: greedy equals the reference continuation", "[tasks][gener
     REQUIRE(all == want);
     REQUIRE(gen.finish_reason() == "max_new_tokens");
     REQUIRE(gen.text() == gpt2().tok->decode(gen.ids()));
-    for (double lp : logprobs) REQUIRE((lp <= 0 && lp > -20));
+    // each token's log-probability is log_softmax of the reference's logits: the first from the prompt's last row
+    const auto golden_logits = g.f32("logits");
+    const int64_t V = 50257, T = int64_t(prompt.size());
+    REQUIRE(logprobs[0] == Approx(log_softmax_row(golden_logits, V, T - 1)[size_t(want[size_t(T)])]).margin(1e-5));
+    // … and at every prefix of the prompt: one greedy token, whose log-probability is the row's maximum
+    for (int64_t k = 1; k <= T; ++k) {
+        const std::vector<int32_t> prefix(prompt.begin(), prompt.begin() + k);
+        const std::string text = gpt2().tok->decode(prefix);
+        REQUIRE(gpt2().tok->encode(text) == prefix);
+        wf::generation_params one;
+        one.max_new_tokens = 1;
+        wf::generation gk(gpt2(), text, one);
+        const auto t = gk.step();
+        const auto row = log_softmax_row(golden_logits, V, k - 1);
+        REQUIRE(t->id == int32_t(std::max_element(row.begin(), row.end()) - row.begin()));
+        REQUIRE(t->logprob == Approx(row[size_t(t->id)]).margin(1e-5));
+    }
+    // sampled at a high temperature, a token's log-probability is still the model's, not the tempered one
+    wf::generation_params hot;
+    hot.max_new_tokens = 1;
+    hot.sampling = {.do_sample = true, .temperature = 3.0f, .seed = 5};
+    wf::generation gh(gpt2(), "The dog was found in a field", hot);
+    const auto h = gh.step();
+    REQUIRE(h->logprob == Approx(log_softmax_row(golden_logits, V, T - 1)[size_t(h->id)]).margin(1e-5));
 }
 
 TEST_CASE("generation: seeds repeat, top_k 1 is greedy, temperature 0 is greedy, stop strings stop", "[tasks][generate]") {
@@ -140,6 +209,47 @@ TEST_CASE("generation: seeds repeat, top_k 1 is greedy, temperature 0 is greedy,
     REQUIRE(cut == g.substr(0, g.find(st.stop[0])));
 }
 
+TEST_CASE("generation: a stop string across token boundaries is held back while it may still match, then cut", "[tasks][generate]") {
+    wf::generation_params greedy;
+    greedy.max_new_tokens = 20;
+    greedy.stop_at_eos = false;
+    std::vector<std::string> pieces;  // each token's bytes
+    {
+        wf::generation g(gpt2(), "Once upon a time", greedy);
+        while (auto t = g.step()) pieces.push_back(gpt2().tok->token_bytes(t->id));
+    }
+    std::string full;
+    for (auto& p : pieces) full += p;
+    // stop strings that begin inside one token and end inside a later one: over one boundary, and over two
+    for (int span : {1, 2}) {
+        std::string stop;
+        size_t at = 0, pos = 0;
+        for (size_t i = 0; i + span < pieces.size() && stop.empty(); pos += pieces[i++].size()) {
+            if (pieces[i].size() < 2 || pieces[i + size_t(span)].size() < 2) continue;
+            std::string s = pieces[i].substr(pieces[i].size() - 2);
+            for (int j = 1; j < span; ++j) s += pieces[i + size_t(j)];
+            s += pieces[i + size_t(span)].substr(0, 2);
+            bool ascii = true;
+            for (char c : s) ascii &= uint8_t(c) < 0x80;
+            if (ascii && full.find(s) == pos + pieces[i].size() - 2) stop = s, at = full.find(s);  // first found where made
+        }
+        INFO("stop string \"" << stop << "\" over " << span << " boundaries in \"" << full << "\"");
+        REQUIRE(!stop.empty());
+        wf::generation_params st = greedy;
+        st.stop = {stop, "a stop string that never occurs"};
+        wf::generation g(gpt2(), "Once upon a time", st);
+        std::string streamed;
+        while (auto t = g.step()) {
+            streamed += t->text;
+            REQUIRE(streamed == full.substr(0, streamed.size()));
+            REQUIRE(streamed.size() <= at);  // nothing of the stop string is ever shown
+        }
+        REQUIRE(g.finish_reason() == "stop");
+        REQUIRE(streamed == full.substr(0, at));
+        REQUIRE(g.text() == streamed);
+    }
+}
+
 TEST_CASE("generation: limits and bad parameters", "[tasks][generate]") {
     wf::generation_params p;
     p.sampling.temperature = NAN;
@@ -161,6 +271,26 @@ TEST_CASE("generation: limits and bad parameters", "[tasks][generate]") {
     int polls = 0;
     wf::cancel_fn stop = [&] { return ++polls > 3; };
     REQUIRE_THROWS_AS([&] { while (g.step(&stop)) {} }(), wf::cancelled);
+}
+
+TEST_CASE("sampler: frequencies follow softmax(l / T) over the tokens top-k, top-p and min-p keep", "[tasks][sampling]") {
+    // probabilities at T = 1: 0.624 (5), 0.229 (0), 0.084 (1), 0.051 (2), 0.011 (3); token 4 is NaN
+    const std::vector<float> l = {2.0f, 1.0f, 0.5f, -1.0f, NAN, 3.0f};
+    const std::vector<bool> finite = {true, true, true, true, false, true};
+    for (float T : {0.5f, 1.0f, 2.0f}) {
+        INFO("temperature " << T);
+        frequencies_follow({.do_sample = true, .temperature = T, .seed = 11}, l, softmax_kept(l, T, finite));
+    }
+    // top-k 3 at T = 2: tokens 5, 0, 1, renormalised
+    frequencies_follow({.do_sample = true, .temperature = 2.0f, .top_k = 3, .seed = 12}, l, softmax_kept(l, 2.0, {true, true, false, false, false, true}));
+    // top-p keeps the smallest head whose mass reaches p, the token that crosses p included: 0.624 < 0.7 ≤ 0.853
+    frequencies_follow({.do_sample = true, .top_p = 0.7f, .seed = 13}, l, softmax_kept(l, 1.0, {true, false, false, false, false, true}));
+    // … on the tempered probabilities: at T = 2 they are 0.417 (5), 0.253 (0), 0.154 (1), 0.120 (2), 0.057 (3)
+    frequencies_follow({.do_sample = true, .temperature = 2.0f, .top_p = 0.6f, .seed = 14}, l, softmax_kept(l, 2.0, {true, false, false, false, false, true}));
+    // min-p is relative to the most likely token: 0.3 · 0.624 = 0.187 keeps 5 and 0 (an absolute 0.3 would keep 5 alone)
+    frequencies_follow({.do_sample = true, .min_p = 0.3f, .seed = 15}, l, softmax_kept(l, 1.0, {true, false, false, false, false, true}));
+    // … and at T = 2 to the tempered ones: 0.3 · 0.417 = 0.125 keeps 5, 0 and 1
+    frequencies_follow({.do_sample = true, .temperature = 2.0f, .min_p = 0.3f, .seed = 16}, l, softmax_kept(l, 2.0, {true, true, false, false, false, true}));
 }
 
 TEST_CASE("sampler: top-k, top-p, min-p, penalties and NaN", "[tasks][sampling]") {

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// Mutation check: plausible bugs, written into src/ one at a time, must each make the native Catch2 suite fail.
+// For each mutant: replace the exact text in the file (the script stops if the text is no longer there, or is
+// there more often than expected: update the mutant with the code), rebuild wf-tests (incremental, build/native),
+// run it, restore the file. A mutant the suite survives is a hole in the tests; the script then exits 1.
+//
+//   node scripts/mutants.mjs            every mutant
+//   node scripts/mutants.mjs top-p …    the ones named
+//
+// The original text is saved to build/mutants/restore.json before a file is changed, and restored on exit,
+// on Ctrl-C, and at the next start if a run was killed.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const build = path.join(root, 'build/native');
+const saved = path.join(root, 'build/mutants/restore.json');
+
+// { name, why, file, from, to, count (occurrences replaced; default 1) }
+export const mutants = [
+  // the seven bugs of issue 21, which the suite once let through
+  { name: 'temperature-multiplied', why: 'logits multiplied by the temperature instead of divided',
+    file: 'src/tasks/sampling.cpp', from: ') / p_.temperature', to: ') * p_.temperature', count: 2 },
+  { name: 'top-p-drops-crossing-token', why: 'top-p keeps only the tokens strictly inside p, not the one that crosses it',
+    file: 'src/tasks/sampling.cpp', from: 'keep = i + 1;', to: 'keep = std::max<size_t>(i, 1);' },
+  { name: 'min-p-absolute', why: 'min-p compared with the probability itself, not relative to the top token',
+    file: 'src/tasks/sampling.cpp', from: 'prob_[keep - 1] < double(p_.min_p) * prob_[0]', to: 'prob_[keep - 1] < double(p_.min_p)' },
+  { name: 'stop-hold-back-off', why: 'streamed text not held back while it could still grow into a stop string',
+    file: 'src/tasks/generation.cpp', from: 'if (!final)', to: 'if (false && !final)' },
+  { name: 'logprob-unnormalised', why: 'a token\'s log-probability is its raw logit',
+    file: 'src/tasks/generation.cpp', from: 'raw) - lse}', to: 'raw)}' },
+  { name: 'fill-mask-target-last-piece', why: 'a target of several word pieces scored by its last piece',
+    file: 'src/tasks/fill-mask.cpp', from: 'target_ids.push_back(tid[0]);', to: 'target_ids.push_back(tid.back());' },
+  { name: 'f16-subnormal-flush', why: 'f16 → f32 flushes subnormals to zero (tiny q8_0 scales become 0)',
+    file: 'src/core/half.h', from: '    } else {\n        float f;', to: '    } else if (em < 0x400) {\n        bits = sign;\n    } else {\n        float f;' },
+  // more of the same kind
+  { name: 'q8-scale-subnormal-flush', why: 'the integer q8_0 path\'s own f16 scale conversion flushes subnormals',
+    file: 'src/kernels/matmul.cpp', from: 'const uint32_t bits = uint32_t(h & 0x7fff) << 13;', to: 'const uint32_t bits = (h & 0x7c00) ? uint32_t(h & 0x7fff) << 13 : 0u;' },
+  { name: 'gelu-erf-as-tanh', why: 'BERT\'s "gelu" (erf) computed as the tanh approximation',
+    file: 'src/nn/hparams.cpp', from: 'if (name == "gelu") return activation::gelu_erf;', to: 'if (name == "gelu") return activation::gelu_tanh;' },
+  { name: 'layer-norm-eps-outside-sqrt', why: 'layer norm divides by sqrt(var) + eps instead of sqrt(var + eps)',
+    file: 'src/kernels/rowwise.cpp', from: '1.0f / std::sqrt(var / float(n) + eps)', to: '1.0f / (std::sqrt(var / float(n)) + eps)' },
+  { name: 'repetition-penalty-one-sided', why: 'repetition penalty divides negative logits too (raising them)',
+    file: 'src/tasks/sampling.cpp', from: 'l = l > 0 ? l / p_.repetition_penalty : l * p_.repetition_penalty;', to: 'l = l / p_.repetition_penalty;' },
+  { name: 'q8-round-half-even', why: 'q8_0 quantization rounds halves to even (ggml rounds them away from zero)',
+    file: 'src/kernels/dtype.cpp', from: 'int8_t(std::lround(xb[i] * id))', to: 'int8_t(std::nearbyint(xb[i] * id))' },
+];
+
+function restoreSaved(interrupted = false) {
+  if (!existsSync(saved)) return;
+  const { file, text } = JSON.parse(readFileSync(saved, 'utf8'));
+  writeFileSync(path.join(root, file), text);
+  rmSync(saved);
+  if (interrupted) console.log(`mutants: restored ${file}, left mutated by an interrupted run`);
+}
+
+function build_() {
+  const r = spawnSync('cmake', ['--build', build, '--target', 'wf-tests', '-j', '2'], { encoding: 'utf8' });
+  return r.status === 0 ? null : (r.stdout + r.stderr).split('\n').filter((l) => /error/.test(l)).slice(0, 3).join('\n');
+}
+
+function main() {
+  restoreSaved(true);
+  for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => { restoreSaved(); process.exit(130); });
+  process.on('exit', restoreSaved);
+  const names = process.argv.slice(2);
+  const chosen = names.length ? mutants.filter((m) => names.includes(m.name)) : mutants;
+  if (names.length && chosen.length !== names.length) throw new Error(`unknown mutant; known: ${mutants.map((m) => m.name).join(', ')}`);
+  if (!existsSync(path.join(build, 'CMakeCache.txt'))) execFileSync('bash', ['scripts/build.sh', 'native'], { cwd: root, stdio: 'inherit' });
+  mkdirSync(path.dirname(saved), { recursive: true });
+  const results = [];
+  for (const m of chosen) {
+    const file = path.join(root, m.file);
+    const text = readFileSync(file, 'utf8');
+    const found = text.split(m.from).length - 1;
+    if (found !== (m.count ?? 1))
+      throw new Error(`mutant ${m.name}: "${m.from}" occurs ${found} times in ${m.file}, expected ${m.count ?? 1}; update the mutant`);
+    writeFileSync(saved, JSON.stringify({ file: m.file, text }));
+    writeFileSync(file, text.split(m.from).join(m.to));
+    const t0 = Date.now();
+    let outcome, detail = '';
+    const err = build_();
+    if (err) {
+      outcome = 'does not compile';
+      detail = err;
+    } else {
+      const r = spawnSync(path.join(build, 'wf-tests'), ['-r', 'xml'], { encoding: 'utf8', timeout: 300_000, maxBuffer: 1 << 28 });
+      const failed = [...r.stdout.matchAll(/<TestCase name="([^"]*)"[\s\S]*?<OverallResult success="(true|false)"/g)].filter((x) => x[2] === 'false').map((x) => x[1]);
+      outcome = r.status === 0 ? 'SURVIVED' : 'killed';
+      detail = failed.length ? failed.slice(0, 3).join(' | ') + (failed.length > 3 ? ` (+${failed.length - 3})` : '') : r.status === 0 ? '' : `exit ${r.status ?? r.signal}`;
+    }
+    restoreSaved();
+    results.push({ ...m, outcome });
+    console.log(`${outcome === 'killed' ? 'killed  ' : outcome.padEnd(8)} ${m.name} (${((Date.now() - t0) / 1000).toFixed(0)} s): ${m.why}${detail ? `\n         failing: ${detail}` : ''}`);
+  }
+  const err = build_();  // the unmutated library and tests again
+  if (err) throw new Error(`the restored tree does not build: ${err}`);
+  const bad = results.filter((r) => r.outcome !== 'killed');
+  console.log(`mutants: ${results.length - bad.length} of ${results.length} killed by the suite${bad.length ? `; not killed: ${bad.map((b) => `${b.name} (${b.outcome})`).join(', ')}` : ''}`);
+  process.exitCode = bad.length ? 1 : 0;
+}
+
+main();
