@@ -323,12 +323,13 @@ TEST_CASE("GGUF files written by the Python exporter (tools/reference/gguf_expor
         if (ref.m().as_masked_lm()) {
             const auto a = wf::fill_mask(ref, "the capital of france is [MASK].", {.top_k = 3});
             const auto b = wf::fill_mask(pm, "the capital of france is [MASK].", {.top_k = 3});
-            // the exporter's Q8_0 blocks are the engine's own (both follow ggml's reference quantizer), so the
-            // two models compute the same numbers: ids, words and scores equal
+            // the exporter's Q8_0 (its original rounding, ties to even) differs from the engine's (ggml's, ties away
+            // from zero) in about 0.2 % of blocks by one step: the same ids and words, scores within 1e-5 relative
+            // (measured 7e-8)
             for (size_t i = 0; i < 3; ++i) {
                 REQUIRE(b[0][i].token == a[0][i].token);
                 REQUIRE(b[0][i].token_str == a[0][i].token_str);
-                REQUIRE(b[0][i].score == a[0][i].score);
+                REQUIRE(b[0][i].score == Approx(a[0][i].score).epsilon(1e-5));
             }
         } else {
             wf::generation_params p;
