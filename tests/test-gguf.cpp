@@ -2,6 +2,7 @@
 // fixture models converted to GGUF in every supported tensor type against the safetensors path, and one
 // hand-built malformed file per case class of research/security.md (G1–G36), each with its specific error.
 #include <catch2/catch.hpp>
+#include <functional>
 #include <sstream>
 
 #include "gguf-builder.h"
@@ -32,7 +33,9 @@ std::vector<std::pair<std::string, std::vector<int32_t>>> vectors(const std::str
 
 // The fixture's safetensors tensors as a GGUF file with llama.cpp's names, matrices in ggml type `type` (by the
 // engine's converters, which follow ggml's reference quantizers); `dequantized`: the same values stored as F32.
-std::vector<uint8_t> fixture_as_gguf(const std::string& dir, uint32_t type, bool dequantized = false) {
+// `extra` adds metadata.
+std::vector<uint8_t> fixture_as_gguf(const std::string& dir, uint32_t type, bool dequantized = false,
+                                     const std::function<void(wft::gguf_builder&)>& extra = {}) {
     auto files = wft::read_dir(wft::data_path(dir));
     const wf::hparams hp = wf::parse_config(files->text("config.json"));
     wf::safetensors_source src(*files);
@@ -55,6 +58,7 @@ std::vector<uint8_t> fixture_as_gguf(const std::string& dir, uint32_t type, bool
     }
     b.str("tokenizer.ggml.model", a);
     b.strs("tokenizer.ggml.tokens", tokens);
+    if (extra) extra(b);
     if (!bert) {
         const auto m = wft::read_file(wft::data_path(dir + "/merges.txt"));
         std::istringstream ms(std::string(m.begin(), m.end()));
@@ -265,6 +269,34 @@ TEST_CASE("Malformed GGUF files get specific errors and nothing else", "[gguf][e
         fails(v, "is at data offset 8, expected 32");
     }
     { auto b = base(); b.tensor("w", {4}, 0, f32x4); auto v = b.bytes(); v.resize(v.size() - 17); fails(v, "is not within the file"); }  // G27: past the padding, into the data
+    {   // G25: sizes whose sum overflows: two I8 tensors of 0x7FFFFFFFFFFFFFC0 elements (a type the engine does not
+        // read, refused by name), then two F32 tensors of 2^61 elements, whose byte size alone overflows
+        auto b = base();
+        b.tensor("a", {0x7FFFFFFFFFFFFFC0}, 24, {});
+        b.tensor("b", {0x7FFFFFFFFFFFFFC0}, 24, {});
+        fails(b.bytes(), "type I8, which is not supported");
+        auto c = base();
+        c.tensor("a", {int64_t(1) << 61}, 0, {});
+        c.tensor("b", {int64_t(1) << 61}, 0, {});
+        fails(c.bytes(), "byte size overflows");
+    }
+    {   // G26: ne[0] = SIZE_MAX/4 (padding would wrap to 0), and on wasm32 ne[0] = 2^30 − 1 (4 GiB − 4 bytes)
+        auto b = base();
+        b.tensor("a", {int64_t(std::numeric_limits<uint64_t>::max() / 4)}, 0, {});
+        fails(b.bytes(), "byte size overflows");
+        auto c = base();
+        c.tensor("a", {(int64_t(1) << 30) - 1}, 0, {});
+        fails(c.bytes(), "(4294967292 bytes at 0) is not within the file");
+    }
+    {   // G28: a file whose tensors lie past 2 and 4 GiB (the header says so; the bytes are not there): the sizes and
+        // offsets are 64-bit in every build, wasm32 included (this suite also runs in wasm), never wrapped
+        auto b = base();
+        b.tensor("a", {int64_t(1) << 29}, 0, {});  // 2 GiB
+        b.tensor("b", {int64_t(1) << 29}, 0, {});  // at 2 GiB, ending at 4 GiB
+        fails(b.bytes(), "(2147483648 bytes at 0) is not within the file");
+        auto v = b.bytes();
+        REQUIRE(v.size() < 4096);
+    }
     {   // G29: typed getters name the key and the types
         auto b = base();
         b.u32("gpt2.block_count", 2);
@@ -289,6 +321,45 @@ TEST_CASE("Malformed GGUF files get specific errors and nothing else", "[gguf][e
         c.u32("tokenizer.ggml.mask_token_id", 5);
         v = c.bytes();
         REQUIRE_THROWS_WITH(wf::load_tokenizer(wf::parse_gguf(v.data(), int64_t(v.size()), "t.gguf"), 0), Catch::Contains("mask_token_id = 5 is not a token id"));
+    }
+    {   // G33: byte-token spellings llama.cpp parses (<0x-1>, <0xZZ>, <0x100>) are plain strings to a GPT-2 vocabulary
+        // — never parsed as bytes — and a vocabulary that would parse them (SentencePiece, "llama") is refused by name
+        auto b = base();
+        b.str("tokenizer.ggml.model", "gpt2");
+        std::vector<std::string> tokens;  // GPT-2's 256 byte tokens (bytes as printable characters), then the three
+        for (int c = 0, n = 0; c < 256; ++c) {
+            const bool printable = (c >= 33 && c <= 126) || (c >= 161 && c <= 172) || c >= 174;
+            const uint32_t u = printable ? uint32_t(c) : uint32_t(256 + n++);
+            tokens.push_back(u < 0x80 ? std::string(1, char(u)) : std::string{char(0xC0 | (u >> 6)), char(0x80 | (u & 0x3F))});
+        }
+        for (const char* t : {"<0x-1>", "<0xZZ>", "<0x100>"}) tokens.push_back(t);
+        b.strs("tokenizer.ggml.tokens", tokens);
+        b.strs("tokenizer.ggml.merges", {});
+        auto v = b.bytes();
+        const auto tok = wf::load_tokenizer(wf::parse_gguf(v.data(), int64_t(v.size()), "t.gguf"), 0);
+        REQUIRE(tok->decode({256, 257, 258}) == "<0x-1><0xZZ><0x100>");
+        auto l = base();
+        l.str("tokenizer.ggml.model", "llama");
+        l.strs("tokenizer.ggml.tokens", {"<0x-1>", "<0xZZ>", "<0x100>"});
+        v = l.bytes();
+        REQUIRE_THROWS_WITH(wf::load_tokenizer(wf::parse_gguf(v.data(), int64_t(v.size()), "t.gguf"), 0), Catch::Contains("\"llama\""));
+    }
+    {   // G34, G35: a precompiled_charsmap blob whose inner length claims more than it holds, and a chat template
+        // (Jinja that would run ~10^18 steps if evaluated): neither is read — the model loads and computes as without
+        const auto hostile = fixture_as_gguf("fixtures/gpt2-tiny", 8, false, [](wft::gguf_builder& b) {
+            b.key("tokenizer.ggml.precompiled_charsmap", 9);
+            wft::gguf_builder::put<uint32_t>(b.kv_bytes, 0);  // an array of UINT8
+            wft::gguf_builder::put<uint64_t>(b.kv_bytes, 8);
+            for (uint8_t x : {0xff, 0xff, 0xff, 0x7f, 1, 2, 3, 4}) wft::gguf_builder::put<uint8_t>(b.kv_bytes, x);  // inner length 2^31 − 1
+            b.str("tokenizer.chat_template", "{% for i in range(999999999) %}{% for j in range(999999999) %}x{% endfor %}{% endfor %}");
+        });
+        const wf::pipeline_model pm = load_gguf(hostile), plain = load_gguf(fixture_as_gguf("fixtures/gpt2-tiny", 8));
+        wf::generation_params p;
+        p.max_new_tokens = 6;
+        wf::generation ga(pm, "The dog", p), gb(plain, "The dog", p);
+        while (ga.step()) {}
+        while (gb.step()) {}
+        REQUIRE(ga.ids() == gb.ids());
     }
     {   // G32, G36: hyper-parameters against caps; unknown architecture
         auto bytes = fixture_as_gguf("fixtures/gpt2-tiny", 8);

@@ -6,6 +6,7 @@
 #include "core/json.h"
 #include "helpers.h"
 #include "tasks/fill-mask.h"
+#include "tasks/generation.h"
 
 namespace {
 
@@ -59,6 +60,17 @@ TEST_CASE("safetensors: malformed headers and offsets", "[loaders][safetensors]"
         st_fails(st(std::string(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,)") + bad + "]}}", 4), "data_offsets must be two non-negative integers");
     st_fails(st(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,9007199254740993]}})", 4), "outside the 4 data bytes");  // S24: exact
     st_fails(st(std::string(100000, '[') + std::string(100000, ']'), 0), "nested deeper than 64 levels");       // S25
+    st_fails(st(R"({"a":{"dtype":"F4","shape":[3],"data_offsets":[0,2]}})", 2), "unknown dtype \"F4\"");  // S17: F4 (odd count) refused by name
+    {   // S26: a small file whose header lists very many zero-size tensors: refused by the header-size cap (1M
+        // tensors, 59 MB of header) or, under it, by the tensor-count cap (200k tensors, 7 MB)
+        auto many = [](int n) {
+            std::string h = "{";
+            for (int i = 0; i < n; ++i) h += (i ? ",\"" : "\"") + std::to_string(i) + R"(":{"dtype":"F32","shape":[0],"data_offsets":[0,0]})";
+            return h + "}";
+        };
+        st_fails(st(many(1000000), 0), "over the limit of 16777216");
+        st_fails(st(many(200000), 0), "200000 entries is over the limit of 100000");
+    }
     {   // S27: data misaligned (header length 7 + 8), read through unaligned-safe paths
         const std::string h = R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,12]}})";
         auto b = st(h + " ", 12);
@@ -126,6 +138,34 @@ TEST_CASE("safetensors checkpoints: shapes, missing and unsupported tensors, sha
     REQUIRE(a[0][0].score == b[0][0].score);
     sharded->remove("model-00002-of-00002.safetensors");
     REQUIRE_THROWS_WITH(wf::load_pipeline_model(sharded), Catch::Contains("names shard model-00002-of-00002.safetensors, which is missing"));
+}
+
+TEST_CASE("safetensors: NaN and infinite weights load; inference does not crash, and says so where it cannot answer", "[loaders][safetensors]") {
+    // S28: accepted at load (as upstream); fill-mask gives finite scores (NaN logits count as −inf), generation
+    // names the problem; the engine goes on with a clean model
+    auto poisoned = [](const char* fixture, const std::string& tensor, float value) {
+        auto files = wft::read_dir(wft::data_path(fixture));
+        std::vector<uint8_t> bytes = *files->get("model.safetensors");
+        const auto f = wf::parse_safetensors(bytes.data(), int64_t(bytes.size()), "model.safetensors");
+        const wf::st_tensor* t = f.find(tensor);
+        REQUIRE(t);
+        const size_t at = size_t(static_cast<const uint8_t*>(t->data) - bytes.data());
+        for (int64_t i = 0; i < t->n_elements; ++i) std::memcpy(bytes.data() + at + 4 * size_t(i), &value, 4);
+        files->add("model.safetensors", std::move(bytes));
+        return wf::load_pipeline_model(files);
+    };
+    for (float bad : {NAN, INFINITY}) {
+        INFO("weights set to " << bad);
+        const auto bert = poisoned("fixtures/bert-tiny", "cls.predictions.transform.dense.weight", bad);
+        const auto res = wf::fill_mask(bert, "the capital of france is [MASK].", {.top_k = 3});
+        REQUIRE(res[0].size() == 3);
+        for (auto& c : res[0]) REQUIRE(std::isfinite(c.score));
+        const auto gpt2 = poisoned("fixtures/gpt2-tiny", "transformer.ln_f.weight", bad);
+        REQUIRE_THROWS_WITH([&] { wf::generation g(gpt2, "The dog", {}); while (g.step()) {} }(), Catch::Contains("no finite logits"));
+    }
+    const auto clean = wf::load_pipeline_model(wft::read_dir(wft::data_path("fixtures/gpt2-tiny")));
+    wf::generation g(clean, "The dog", {});
+    REQUIRE(g.step().has_value());
 }
 
 TEST_CASE("config.json: malformed, mistyped, out-of-range and contradictory fields", "[loaders][config]") {

@@ -30,29 +30,36 @@ json parse_json_strict(std::string_view text, const std::string& what, int64_t m
             --depth;
         }
     }
-    std::vector<std::set<std::string>> keys;  // one set per open object
-    std::string duplicate;
-    auto cb = [&](int, json::parse_event_t ev, json& parsed) {
-        switch (ev) {
-        case json::parse_event_t::object_start: keys.emplace_back(); break;
-        case json::parse_event_t::object_end: keys.pop_back(); break;
-        case json::parse_event_t::key: {
-            const auto& k = parsed.get_ref<const std::string&>();
+    // nlohmann's DOM builder with a duplicate-key check. (Its callback parser, the obvious way to see keys, scans
+    // the enclosing object at the end of every member object: quadratic, minutes for a 7 MB safetensors header.)
+    struct strict_dom : nlohmann::detail::json_sax_dom_parser<json> {
+        using base = nlohmann::detail::json_sax_dom_parser<json>;
+        std::vector<std::set<std::string>> keys;  // one set per open object
+        std::string duplicate;
+        explicit strict_dom(json& j) : base(j, true) {}
+        bool start_object(std::size_t n) {
+            keys.emplace_back();
+            return base::start_object(n);
+        }
+        bool end_object() {
+            keys.pop_back();
+            return base::end_object();
+        }
+        bool key(std::string& k) {
             if (!keys.back().insert(k).second && duplicate.empty()) duplicate = k;
-            break;
+            return base::key(k);
         }
-        default: break;
-        }
-        return true;
     };
     json j;
+    strict_dom dom(j);
     try {
-        j = json::parse(text.begin(), text.end(), cb);
+        json::sax_parse(text.begin(), text.end(), &dom);
     } catch (const json::exception& e) {
         std::string msg = e.what();
         if (auto p = msg.find("] "); p != std::string::npos) msg = msg.substr(p + 2);
         throw error(what + ": invalid JSON: " + msg);
     }
+    const std::string& duplicate = dom.duplicate;
     if (!duplicate.empty()) throw error(what + ": duplicate key \"" + duplicate + "\"");
     return j;
 }
