@@ -1,49 +1,124 @@
-// The JavaScript API against the built package, in Node: every source kind, results equal to the native build,
-// streaming, abort, errors, dispose.
+// The JavaScript API against the built package, in Node: every source kind, results equal to the PyTorch
+// reference's (tests/data/fixtures/*/golden.safetensors), streaming, stop strings, abort, errors, dispose.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { FillMask, TextGenerator, Tokenizer, pipeline } from 'wasmformer';
-import { filesOf, fixture, nativeFillMask, nativeGenerate, serve } from './helpers.mjs';
+import { filesOf, fixture, nativeGenerate, readSafetensors, serve } from './helpers.mjs';
 
 const BERT = fixture('bert-tiny');
 const GPT2 = fixture('gpt2-tiny');
 
-test('fill-mask equals the native build, one mask and several', async () => {
+// The reference's answers: fill-mask's top ids and probabilities at each mask, GPT-2's greedy ids and the
+// log-softmax of its prompt logits.
+const BERT_TEXT = 'The capital of France is [MASK]. It has [MASK] people';
+const GPT2_PROMPT = 'The dog was found in a field';
+const bertGolden = readSafetensors(`${BERT}/golden.safetensors`);
+const gptGolden = readSafetensors(`${GPT2}/golden.safetensors`);
+function logSoftmax(row) {
+  const mx = row.reduce((a, b) => Math.max(a, b), -Infinity);
+  const lse = mx + Math.log(row.reduce((a, v) => a + Math.exp(v - mx), 0));
+  return Array.from(row, (v) => v - lse);
+}
+function goldenTop(m, k) {  // [{ token, score }] at mask m, best first
+  const V = bertGolden.mask_logits.shape[1];
+  const lp = logSoftmax(bertGolden.mask_logits.data.subarray(m * V, (m + 1) * V));
+  return lp.map((l, token) => ({ token, score: Math.exp(l) })).sort((a, b) => b.score - a.score || a.token - b.token).slice(0, k);
+}
+function checkFill(lists, k) {
+  assert.equal(lists.length, 2);
+  lists.forEach((list, m) => {
+    const want = goldenTop(m, k);
+    assert.deepEqual(list.map((c) => c.token), want.map((c) => c.token));
+    list.forEach((c, i) => assert.ok(Math.abs(c.score - want[i].score) < 1e-6, `mask ${m} #${i}: ${c.score} vs ${want[i].score}`));
+  });
+}
+const T = gptGolden.input_ids.shape[0];
+const greedyIds = Array.from(gptGolden.greedy_ids.data.slice(T));
+const lastRow = logSoftmax(gptGolden.logits.data.subarray((T - 1) * gptGolden.logits.shape[1], T * gptGolden.logits.shape[1]));
+
+test('fill-mask equals the reference at every mask; a batch gives each text its own lists', async () => {
   const unmasker = await pipeline('fill-mask', BERT);
-  for (const text of ['The capital of France is [MASK].', 'Paris is [MASK] and [MASK] too.']) {
-    const got = await unmasker(text, { top_k: 5 });
-    const want = nativeFillMask(BERT, text, 5);
-    const lists = want.length === 1 ? [got] : got;
-    assert.equal(lists.length, want.length);
-    lists.forEach((list, m) => list.forEach((c, i) => {
-      assert.equal(c.token_str, want[m][i].token_str);
-      assert.equal(c.sequence, want[m][i].sequence);
-      assert.ok(Math.abs(c.score - want[m][i].score) < 1e-4);
-    }));
-  }
-  const batch = await unmasker(['a [MASK] b', 'c [MASK] d'], { top_k: 2 });
+  checkFill(await unmasker(BERT_TEXT, { top_k: 5 }), 5);
+  const [first] = await unmasker(BERT_TEXT, { top_k: 1 });
+  assert.equal(first[0].sequence, '[CLS] the capital of france is ' + first[0].token_str + '. it has [MASK] people [SEP]');
+  const batch = await unmasker(['a [MASK] b', BERT_TEXT], { top_k: 2 });
   assert.equal(batch.length, 2);
   assert.equal(batch[0].length, 2);
+  checkFill(batch[1], 2);
   await unmasker.dispose();
 });
 
-test('text generation equals the native build: greedy and seeded sampling', async () => {
+test('text generation equals the reference: greedy ids, log-probabilities, seeded sampling', async () => {
   const gen = await TextGenerator.load(GPT2);
-  const greedy = await gen.complete('Once upon a time', { max_new_tokens: 12 });
-  assert.equal(greedy.text, nativeGenerate(GPT2, 'Once upon a time', ['--max-new-tokens', '12']));
+  const greedy = await gen.complete(GPT2_PROMPT, { max_new_tokens: greedyIds.length });
+  assert.deepEqual(greedy.tokens.map((t) => t.id), greedyIds);
   assert.equal(greedy.finish_reason, 'max_new_tokens');
-  assert.equal(greedy.tokens.length, 12);
-  const opts = { max_new_tokens: 12, do_sample: true, temperature: 0.9, top_p: 0.95, seed: 1234 };
-  const a = await gen.complete('Once upon a time', opts);
-  const b = await gen.complete('Once upon a time', opts);
-  assert.equal(a.text, b.text);
-  assert.equal(a.text, nativeGenerate(GPT2, 'Once upon a time', ['--max-new-tokens', '12', '--sample', '--temperature', '0.9', '--top-p', '0.95', '--seed', '1234']));
+  assert.ok(Math.abs(greedy.tokens[0].logprob - lastRow[greedyIds[0]]) < 1e-5);
   const generator = await pipeline('text-generation', GPT2);
-  const [{ generated_text }] = await generator('Once upon a time', { max_new_tokens: 12 });
-  assert.equal(generated_text, 'Once upon a time' + greedy.text);
+  const [{ generated_text }] = await generator(GPT2_PROMPT, { max_new_tokens: greedyIds.length });
+  assert.equal(generated_text, GPT2_PROMPT + greedy.text);
+  // sampling: a seed repeats, another seed differs; the log-probability is the model's, whatever the temperature
+  const opts = { max_new_tokens: 12, do_sample: true, temperature: 2.5, seed: 1234 };
+  const a = await gen.complete(GPT2_PROMPT, opts);
+  const b = await gen.complete(GPT2_PROMPT, opts);
+  assert.equal(a.text, b.text);
+  assert.notEqual((await gen.complete(GPT2_PROMPT, { ...opts, seed: 4321 })).text, a.text);
+  assert.ok(Math.abs(a.tokens[0].logprob - lastRow[a.tokens[0].id]) < 1e-5);
+  // the generator is portable: wasm draws the same tokens as the native build for the same seed
+  const portable = { max_new_tokens: 12, do_sample: true, temperature: 0.9, top_p: 0.95, seed: 1234 };
+  assert.equal((await gen.complete('Once upon a time', portable)).text,
+    nativeGenerate(GPT2, 'Once upon a time', ['--max-new-tokens', '12', '--sample', '--temperature', '0.9', '--top-p', '0.95', '--seed', '1234']));
   await gen.dispose();
   await generator.dispose();
+});
+
+test('a stop string across token boundaries: nothing of it is streamed, the text ends before it', async () => {
+  const gen = await TextGenerator.load(GPT2);
+  const full = await gen.complete(GPT2_PROMPT, { max_new_tokens: 12 });
+  const texts = full.tokens.map((t) => t.text);
+  // from the second-to-last character of one token's text to the second character of the one after next
+  const i = texts.findIndex((t, j) => j + 2 < texts.length && t.length >= 2 && texts[j + 2].length >= 2 && /^[\x20-\x7e]*$/.test(t + texts[j + 1] + texts[j + 2]));
+  assert.ok(i >= 0, `no suitable tokens in ${JSON.stringify(texts)}`);
+  const stop = texts[i].slice(-2) + texts[i + 1] + texts[i + 2].slice(0, 2);
+  const at = full.text.indexOf(stop);
+  const pieces = [];
+  const s = gen.generate(GPT2_PROMPT, { max_new_tokens: 12, stop: [stop, 'never seen'] });
+  for await (const p of s) {
+    pieces.push(p);
+    assert.ok(pieces.join('').length <= at, `streamed ${JSON.stringify(pieces.join(''))} past the stop string ${JSON.stringify(stop)}`);
+  }
+  assert.equal(s.result.finish_reason, 'stop');
+  assert.equal(s.result.text, full.text.slice(0, at));
+  assert.equal(pieces.join(''), s.result.text);
+  await gen.dispose();
+});
+
+test('every generation option changes the output', async () => {
+  const gen = await TextGenerator.load(GPT2);
+  const base = { max_new_tokens: 16, do_sample: true, seed: 3 };
+  const run = async (o) => (await gen.complete('Once upon a time', { ...base, ...o })).tokens.map((t) => t.id).join(' ');
+  const ref = await run({});
+  const changed = {
+    max_new_tokens: { max_new_tokens: 5 },
+    do_sample: { do_sample: false },
+    temperature: { temperature: 0.3 },
+    top_k: { top_k: 2 },
+    top_p: { top_p: 0.05 },
+    min_p: { min_p: 0.9 },
+    repetition_penalty: { do_sample: false, repetition_penalty: 1.5 },
+    no_repeat_ngram_size: { do_sample: false, no_repeat_ngram_size: 1 },
+    seed: { seed: 4 },
+    stop: { stop: [(await gen.complete('Once upon a time', base)).text.slice(3, 6)] },
+  };
+  const greedy = await run({ do_sample: false });
+  for (const [name, o] of Object.entries(changed)) {
+    const against = o.do_sample === false && name !== 'do_sample' ? greedy : ref;
+    assert.notEqual(await run(o), against, `${name}: ${JSON.stringify(o)} gave the same tokens`);
+  }
+  // (stop_at_eos: the random-weight fixture never draws its end-of-text token in reach, so it cannot show here;
+  // attention_layer changes what is returned beside the text, tested with the attention views)
+  await gen.dispose();
 });
 
 test('streaming yields whole characters, and abort stops within a token with the model still usable', async () => {
@@ -70,11 +145,9 @@ test('streaming yields whole characters, and abort stops within a token with the
 });
 
 test('every source kind loads: path, map of buffers, Blobs, File objects, a URL of a folder without a listing (probed)', async () => {
-  const want = nativeFillMask(BERT, 'hello [MASK].', 3)[0].map((c) => c.token_str);
   const check = async (source) => {
     const fm = await FillMask.load(source, { cache: false });
-    const { results } = await fm.fill('hello [MASK].', { top_k: 3 });
-    assert.deepEqual(results[0].map((c) => c.token_str), want);
+    checkFill((await fm.fill(BERT_TEXT, { top_k: 3 })).results, 3);
     await fm.dispose();
   };
   const files = filesOf(BERT);
@@ -86,8 +159,7 @@ test('every source kind loads: path, map of buffers, Blobs, File objects, a URL 
   try {
     const events = [];
     const fm = await FillMask.load(srv.url, { progress_callback: (e) => events.push(e) });
-    const { results } = await fm.fill('hello [MASK].', { top_k: 3 });
-    assert.deepEqual(results[0].map((c) => c.token_str), want);
+    checkFill((await fm.fill(BERT_TEXT, { top_k: 3 })).results, 3);
     const totals = events.filter((e) => e.status === 'progress_total');
     const total = totals[0].total;
     assert.ok(total > 4_000_000, 'total known up front');
@@ -153,7 +225,12 @@ test('a single GGUF file loads from a path, bytes, a File and a URL', async () =
   const { readFileSync } = await import('node:fs');
   const file = fixture('gpt2-tiny-q8_0.gguf');
   const bytes = new Uint8Array(readFileSync(file));
-  const want = nativeGenerate(GPT2, 'The dog', ['--max-new-tokens', '8', '--format', 'q8_0']);
+  // the exporter's Q8_0 blocks differ from the engine's own conversion by one rounding step in about 0.2 % of
+  // blocks (tests/test-gguf.cpp), not enough to change this greedy continuation of the safetensors checkpoint
+  // converted to q8_0 at load
+  const ref = await TextGenerator.load(GPT2, { dtype: 'q8_0' });
+  const want = (await ref.complete('The dog', { max_new_tokens: 8 })).text;
+  await ref.dispose();
   const check = async (source) => {
     const gen = await TextGenerator.load(source, { cache: false });
     assert.equal((await gen.complete('The dog', { max_new_tokens: 8 })).text, want);

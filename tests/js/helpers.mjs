@@ -68,3 +68,42 @@ export async function serve(dir, { slow = false, hide = [], spa = false } = {}) 
   const url = `http://127.0.0.1:${server.address().port}/`;
   return { url, requests, close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }) };
 }
+
+// A safetensors file → { name: { dtype, shape, data } }: F32/F16/BF16 as a Float32Array (half types widened exactly),
+// I32/I64 as an Int32Array (I64 must fit), others as raw bytes (Uint8Array). __metadata__ is left out.
+export function readSafetensors(file) {
+  const buf = readFileSync(file);
+  const n = Number(buf.readBigUInt64LE(0));
+  const header = JSON.parse(buf.subarray(8, 8 + n).toString('utf8'));
+  const base = 8 + n;
+  const out = {};
+  for (const [name, t] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const [b, e] = t.data_offsets;
+    const bytes = buf.subarray(base + b, base + e);
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    let data;
+    switch (t.dtype) {
+      case 'F32': data = new Float32Array(bytes.byteLength / 4); for (let i = 0; i < data.length; i++) data[i] = dv.getFloat32(4 * i, true); break;
+      case 'F16': data = new Float32Array(bytes.byteLength / 2); for (let i = 0; i < data.length; i++) data[i] = halfToFloat(dv.getUint16(2 * i, true)); break;
+      case 'BF16': {
+        data = new Float32Array(bytes.byteLength / 2);
+        const u = new Uint32Array(data.buffer);
+        for (let i = 0; i < data.length; i++) u[i] = dv.getUint16(2 * i, true) << 16;
+        break;
+      }
+      case 'I32': data = new Int32Array(bytes.byteLength / 4); for (let i = 0; i < data.length; i++) data[i] = dv.getInt32(4 * i, true); break;
+      case 'I64': data = new Int32Array(bytes.byteLength / 8); for (let i = 0; i < data.length; i++) data[i] = Number(dv.getBigInt64(8 * i, true)); break;
+      default: data = new Uint8Array(bytes);
+    }
+    out[name] = { dtype: t.dtype, shape: t.shape, data };
+  }
+  return out;
+}
+
+function halfToFloat(h) {
+  const s = h & 0x8000 ? -1 : 1, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  if (e === 0) return s * m * 2 ** -24;
+  if (e === 31) return m ? NaN : s * Infinity;
+  return s * (1 + m / 1024) * 2 ** (e - 15);
+}

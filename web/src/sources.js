@@ -84,7 +84,7 @@ export async function resolve(engine, src, { weights = true, cache = true, signa
       }
       const files = pick(names, sizeOf, where);
       await addShards(files, async (n) => readJson(await get(base + n), base + n), async (n) => sizeOf(n) ?? headSize(get, base + n, store), where);
-      return files.map((f) => ({ ...f, url: base + f.name, open: () => urlChunks(base + f.name, store, signal, fetchFn) }));
+      return files.map((f) => ({ ...f, url: base + f.name, open: () => urlChunks(base + f.name, store, signal, fetchFn, f.size) }));
     }
     case 'files': {
       const data = new Map();
@@ -196,21 +196,32 @@ async function* memChunks(d, signal) {
   }
 }
 
-// The response that brings a file (the cached one, if any; a network response is cached as it streams).
-async function fetchFile(url, store, signal, fetchFn) {
+// The response that brings a file: the cached one, if any and of the size the listing gives (a stale copy, e.g. of
+// a file replaced on the server, is dropped and fetched again); a network response is cached as it streams, with
+// its size noted beside it (x-wasmformer-size) when the listing or the response says it.
+const SIZE_HEADER = 'x-wasmformer-size';
+async function fetchFile(url, store, signal, fetchFn, size = null) {
   let res = store && (await store.match(url));
-  if (res) return res;
+  if (res) {
+    const had = res.headers.get(SIZE_HEADER) ?? res.headers.get('content-length');
+    if (!(Number.isInteger(size) && size >= 0 && had != null && Number(had) !== size)) return res;
+    await res.body?.cancel().catch(() => {});
+    await store.delete(url).catch(() => {});
+  }
   res = await fetchFn(url, { signal });
   if (!res.ok) throw new Error(`${url}: ${res.status === 404 ? 'not found' : `HTTP ${res.status}`}`);
   if (isHtml(res)) throw new Error(`${url}: the server answered with an HTML page, not the file (is the path right?)`);
   if (!store) return res;
+  const headers = new Headers(res.headers);
+  const known = Number.isInteger(size) && size >= 0 ? size : res.headers.get('content-length');
+  if (known != null) headers.set(SIZE_HEADER, String(known));
   const [a, b] = res.body.tee();  // cache a copy while streaming the other
-  store.put(url, new Response(b, { headers: res.headers })).catch(() => {});
+  store.put(url, new Response(b, { headers })).catch(() => {});
   return new Response(a, { headers: res.headers });
 }
 
-async function* urlChunks(url, store, signal, fetchFn) {
-  yield* chunks(await fetchFile(url, store, signal, fetchFn), signal);
+async function* urlChunks(url, store, signal, fetchFn, size) {
+  yield* chunks(await fetchFile(url, store, signal, fetchFn, size), signal);
 }
 
 async function* chunks(res, signal) {

@@ -1,0 +1,106 @@
+// The README's claim that URL and hub downloads are "cached with the Cache API", in headless Chromium: the package's
+// worker keeps each downloaded file in the cache named CACHE_NAME, a second load of the same folder asks the server
+// for no file (only for its model-files.json listing), with the same (golden) results; cache: false and
+// clearCache() download again. The server answers with `cache-control: no-store`, so the browser's HTTP cache
+// cannot be what spares the requests.
+import assert from 'node:assert/strict';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+
+import { fixture, readSafetensors, root } from '../js/helpers.mjs';
+import { launch, watch } from './helpers.mjs';
+
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.json': 'application/json', '.wasm': 'application/wasm' };
+const FOLDER = '/tests/data/fixtures/bert-tiny/';
+const FILES = ['config.json', 'model.safetensors', 'tokenizer_config.json', 'vocab.txt'];
+const TEXT = 'the capital of france is [MASK]. it has [MASK] people';
+
+// the golden top-5 of each mask (PyTorch's logits)
+const gold = readSafetensors(fixture('bert-tiny/golden.safetensors')).mask_logits;
+const V = gold.shape[1];
+const GOLDEN_TOP5 = [0, 1].map((r) => {
+  const row = gold.data.subarray(r * V, (r + 1) * V);
+  return [...row.keys()].sort((a, b) => row[b] - row[a]).slice(0, 5);
+});
+
+let browser, server, origin;
+const requests = [];
+
+before(async () => {
+  server = http.createServer((req, res) => {
+    const name = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    requests.push(`${req.method} ${name}`);
+    const file = path.join(root, name);
+    if (!file.startsWith(root + path.sep) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404, { 'cache-control': 'no-store' });
+      return res.end();
+    }
+    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'content-length': statSync(file).size, 'cache-control': 'no-store' });
+    if (req.method === 'HEAD') return res.end();
+    createReadStream(file).pipe(res);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  origin = `http://127.0.0.1:${server.address().port}`;
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  server?.closeAllConnections?.();
+  await new Promise((r) => server?.close(r) ?? r());
+});
+
+// In the page: load the folder, fill the golden text, and wait (up to 10 s) until the cache holds `expect` entries.
+async function loadOnce({ folder, opts, expect }) {
+  const { FillMask, CACHE_NAME } = window.wasmformer;
+  const fm = await FillMask.load(folder, opts);
+  const { results } = await fm.fill('the capital of france is [MASK]. it has [MASK] people', { top_k: 5 });
+  await fm.dispose();
+  let keys = [];
+  for (let i = 0; i < 100; i++) {
+    keys = (await (await caches.open(CACHE_NAME)).keys()).map((r) => new URL(r.url).pathname).sort();
+    if (keys.length >= expect) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { ids: results.map((l) => l.map((c) => c.token)), scores: results.map((l) => l.map((c) => c.score)), keys, cacheName: CACHE_NAME };
+}
+
+const fileGets = () => requests.filter((r) => r.startsWith(`GET ${FOLDER}`) && !r.endsWith('/model-files.json')).map((r) => r.slice(4 + FOLDER.length)).sort();
+
+test('browser: a folder URL is kept in the Cache API; the second load downloads no file; cache: false and clearCache() download again', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = await watch(context, page, (u) => u.origin === origin || u.protocol === 'blob:' || u.protocol === 'data:');
+  try {
+    await page.goto(`${origin}/tests/browser/pages/api.html`);
+    await page.waitForSelector('body[data-ready="true"]', { state: 'attached' });
+    assert.equal(await page.evaluate(() => isSecureContext && typeof caches === 'object'), true);
+
+    const first = await page.evaluate(loadOnce, { folder: FOLDER, opts: {}, expect: FILES.length });
+    assert.equal(first.cacheName, 'wasmformer-v1');
+    assert.deepEqual(first.ids, GOLDEN_TOP5);
+    assert.deepEqual(fileGets(), FILES);
+    assert.deepEqual(first.keys, FILES.map((n) => FOLDER + n), 'every file the model needed is in the cache');
+
+    requests.length = 0;
+    const second = await page.evaluate(loadOnce, { folder: FOLDER, opts: {}, expect: FILES.length });
+    assert.deepEqual(fileGets(), [], 'the second load read every file from the cache');
+    assert.deepEqual(second.ids, first.ids);
+    assert.deepEqual(second.scores, first.scores);
+
+    requests.length = 0;
+    await page.evaluate(loadOnce, { folder: FOLDER, opts: { cache: false }, expect: 0 });
+    assert.deepEqual(fileGets(), FILES, 'cache: false downloads');
+
+    await page.evaluate(() => window.wasmformer.clearCache());
+    assert.deepEqual(await page.evaluate(async () => (await caches.keys()).filter((k) => k === window.wasmformer.CACHE_NAME)), []);
+    requests.length = 0;
+    const third = await page.evaluate(loadOnce, { folder: FOLDER, opts: {}, expect: FILES.length });
+    assert.deepEqual(fileGets(), FILES, 'after clearCache() the files are downloaded again');
+    assert.deepEqual(third.ids, GOLDEN_TOP5);
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+  }
+});
