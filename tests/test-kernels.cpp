@@ -2,7 +2,7 @@
 //
 // Tolerances (f32 accumulation against the double-accumulated twin):
 //   matmul f32/f16/bf16: |y − y_ref| ≤ 2e-6·Σ|x·w| + 1e-6   (weights are widened exactly, so only rounding)
-//   matmul q8_0, M < 4:  exact-path check against the twin fed the q8_0-rounded activations (same bound), and
+//   matmul q8_0, M < 4 or M ≥ 16 (integer paths): exact-path check against the twin fed the q8_0-rounded activations (same bound), and
 //                        |y − y_ref| ≤ Σ_k |w_k|·(block max|x|)/254·1.01 + 1e-3·Σ|x·w| against unquantized x
 //   layer_norm, softmax, add, axpy, dot: 1e-5 relative; gelu_erf / gelu_tanh: 2e-6 absolute + 2e-6 relative.
 #include <catch2/catch.hpp>
@@ -31,7 +31,7 @@ void check_matmul(int64_t M, int64_t K, int64_t N, dtype type, uint32_t seed) {
     wf::matmul(x.data(), M, K, W.view, bias.data(), y.data(), N, 0, N);
     wf::ref::matmul(x.data(), M, K, W.view, bias.data(), yr.data(), N, 0, N);
     std::vector<float> wrow(static_cast<size_t>(K));
-    const bool int8_path = type == dtype::q8_0 && M < 4;
+    const bool int8_path = wf::matmul_quantizes_activations(type, M);
     std::vector<float> xq = x;  // activations as the integer path sees them
     if (int8_path) {
         std::vector<wf::block_q8_0> blocks(static_cast<size_t>(K / wf::q8_block));
@@ -102,13 +102,19 @@ TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[ke
     for (int64_t M : {1, 2, 3, 4, 7, 17})
         for (int64_t K : {32, 96, 768, 3072})
             for (int64_t N : {1, 3, 5, 17}) check_matmul(M, K, N, dtype::q8_0, seed++);
+    // the integer GEMM (M ≥ 16): full and partial row tiles (4) and column panels (8)
+    for (int64_t M : {16, 19, 130})
+        for (int64_t N : {1, 7, 8, 9, 40}) check_matmul(M, 96, N, dtype::q8_0, seed++);
+    check_matmul(23, 3072, 17, dtype::q8_0, seed++);
 }
 
 TEST_CASE("matmul writes only its column range, so threads can split the output", "[kernels][matmul]") {
-    for (int64_t M : {1, 6, 21}) {  // the GEMV, the small-M tile and the packed GEMM
-        const int64_t K = 33, N = 17;
+    for (auto [M, type] : {std::pair{int64_t(1), dtype::f32}, {6, dtype::f32}, {21, dtype::f32}, {1, dtype::q8_0}, {21, dtype::q8_0}}) {
+        // the GEMV, the small-M tile, the packed GEMM; q8_0's integer GEMV and GEMM
+        INFO("M=" << M << " " << wf::dtype_name(type));
+        const int64_t K = type == dtype::q8_0 ? 64 : 33, N = 17;
         const auto x = wft::random_floats(static_cast<size_t>(M * K), 7);
-        wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), 8), N, K, dtype::f32);
+        wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), 8), N, K, type);
         std::vector<float> y(static_cast<size_t>(M * N), -7.0f), full(static_cast<size_t>(M * N));
         wf::matmul(x.data(), M, K, W.view, nullptr, y.data(), N, 5, 11);
         wf::matmul(x.data(), M, K, W.view, nullptr, full.data(), N, 0, N);
@@ -278,9 +284,9 @@ TEST_CASE("matmul on ggml's q8_0 and q4_0 rows equals f32 matmul on their refere
                     INFO("row " << v.labels[size_t(n)]);
                     const float* wr = v.dequantized.data() + n * K;
                     const double scale = abs_dot(x.data() + m * K, wr, K), got = y[size_t(m * N + n)], want = yr[size_t(m * N + n)];
-                    // M ≥ 4: weights widened exactly, f32 rounding only; M < 4: activations quantized to q8_0
+                    // weights widened exactly (f32 rounding only), or activations quantized to q8_0 as well
                     double bound = 2e-6 * scale;
-                    if (M < 4) {
+                    if (wf::matmul_quantizes_activations(dtype::q8_0, M)) {
                         bound += 1e-3 * scale;
                         for (int64_t b = 0; b < K / 32; ++b) {
                             double amax = 0, wsum = 0;
