@@ -86,14 +86,14 @@ TEST_CASE("GPT-2 BPE matches llama.cpp's Hugging Face test vectors", "[tokenizer
 TEST_CASE("BERT matches transformers.js's published golden ids", "[tokenizers][bert]") {
     auto tok = bert_uncased();
     using v = std::vector<int32_t>;
-    REQUIRE(tok->encode(std::string("1\0002\xEF\xBF\xBD" "3", 7)) == v{101, 13138, 102});
-    REQUIRE(tok->encode(" \t\n") == v{101, 102});
-    REQUIRE(tok->encode("H\xC3\xA9llo") == v{101, 7592, 102});
-    REQUIRE(tok->encode("He\xCC\x81llo") == v{101, 7592, 102});  // decomposed é
-    REQUIRE(tok->encode(" \tH\xC3\xA4LLo!how  \n Are yoU?  ") == v{101, 2534, 2080, 999, 2129, 2024, 2017, 1029, 102});
-    REQUIRE(tok->encode("\xE7\x94\x9F\xE6\xB4\xBB\xE7\x9A\x84\xE7\x9C\x9F\xE8\xB0\x9B\xE6\x98\xAF") == v{101, 1910, 100, 1916, 1921, 100, 100, 102});
+    REQUIRE(tok->encode(std::string("1\0002\xEF\xBF\xBD" "3", 7)) == v{101, 13138, 102});  // X3 X15
+    REQUIRE(tok->encode(" \t\n") == v{101, 102});  // X2
+    REQUIRE(tok->encode("H\xC3\xA9llo") == v{101, 7592, 102});  // X4
+    REQUIRE(tok->encode("He\xCC\x81llo") == v{101, 7592, 102});  // decomposed é (X4)
+    REQUIRE(tok->encode(" \tH\xC3\xA4LLo!how  \n Are yoU?  ") == v{101, 2534, 2080, 999, 2129, 2024, 2017, 1029, 102});  // X5
+    REQUIRE(tok->encode("\xE7\x94\x9F\xE6\xB4\xBB\xE7\x9A\x84\xE7\x9C\x9F\xE8\xB0\x9B\xE6\x98\xAF") == v{101, 1910, 100, 1916, 1921, 100, 100, 102});  // X6
     REQUIRE(tok->encode("UNwant\xC3\xA9" "d,running") == v{101, 18162, 1010, 2770, 102});
-    REQUIRE(tok->encode("") == v{101, 102});
+    REQUIRE(tok->encode("") == v{101, 102});  // X1
 }
 
 TEST_CASE("BERT: special tokens in the text, long words, decoding", "[tokenizers][bert]") {
@@ -102,22 +102,22 @@ TEST_CASE("BERT: special tokens in the text, long words, decoding", "[tokenizers
     REQUIRE(sp.mask == 103);
     REQUIRE(sp.cls == 101);
     const auto ids = tok->encode("The capital of France is [MASK].");
-    REQUIRE(ids == std::vector<int32_t>{101, 1996, 3007, 1997, 2605, 2003, 103, 1012, 102});
-    REQUIRE(tok->encode("[mask]", false) == std::vector<int32_t>{1031, 7308, 1033});  // only the exact token is special
+    REQUIRE(ids == std::vector<int32_t>{101, 1996, 3007, 1997, 2605, 2003, 103, 1012, 102});  // X12
+    REQUIRE(tok->encode("[mask]", false) == std::vector<int32_t>{1031, 7308, 1033});  // only the exact token is special (X12)
     REQUIRE(tok->decode(ids, true) == "the capital of france is.");
     REQUIRE(tok->decode(tok->encode("unwanted running", false)) == "unwanted running");
-    REQUIRE(tok->encode(std::string(100, 'a'), false) != std::vector<int32_t>{100});  // 100 code points: WordPiece
-    REQUIRE(tok->encode(std::string(101, 'a'), false) == std::vector<int32_t>{100});  // 101: [UNK]
+    REQUIRE(tok->encode(std::string(100, 'a'), false) != std::vector<int32_t>{100});  // 100 code points: WordPiece (X8)
+    REQUIRE(tok->encode(std::string(101, 'a'), false) == std::vector<int32_t>{100});  // 101: [UNK] (X8)
     std::string e60;
     for (int i = 0; i < 60; ++i) e60 += "\xF0\x9F\x98\x80";  // 60 emoji = 240 bytes, still ≤ 100 code points
-    REQUIRE(tok->encode(e60, false) == std::vector<int32_t>{100});
-    REQUIRE_THROWS_WITH(tok->decode({30522}), Catch::Contains("out of range"));
+    REQUIRE(tok->encode(e60, false) == std::vector<int32_t>{100});  // X8
+    REQUIRE_THROWS_WITH(tok->decode({30522}), Catch::Contains("out of range"));  // T6 T14
 }
 
 TEST_CASE("GPT-2: golden ids, special tokens, streaming decode", "[tokenizers][gpt2]") {
     auto tok = gpt2();
     REQUIRE(tok->encode("The dog") == std::vector<int32_t>{464, 3290});
-    REQUIRE(tok->encode("Hello<|endoftext|>world") == std::vector<int32_t>{15496, 50256, 6894});
+    REQUIRE(tok->encode("Hello<|endoftext|>world") == std::vector<int32_t>{15496, 50256, 6894});  // X12
     REQUIRE(tok->special().eos == 50256);
     // a character split across tokens is held back until it is whole
     const auto ids = tok->encode("\xE4\xB8\xAD\xF0\x9F\x98\x80 ok");
@@ -128,10 +128,10 @@ TEST_CASE("GPT-2: golden ids, special tokens, streaming decode", "[tokenizers][g
         REQUIRE(wf::unicode::utf8_encode(wf::unicode::utf8_decode(piece)) == piece);  // whole characters only
         all += piece;
     }
-    REQUIRE(all + s.finish() == "\xE4\xB8\xAD\xF0\x9F\x98\x80 ok");
+    REQUIRE(all + s.finish() == "\xE4\xB8\xAD\xF0\x9F\x98\x80 ok");  // X17
     wf::utf8_stream cut;
     REQUIRE(cut.push("a\xF0\x9F").empty() == false);
-    REQUIRE(cut.finish() == "\xEF\xBF\xBD");  // an incomplete character at the end flushes as U+FFFD
+    REQUIRE(cut.finish() == "\xEF\xBF\xBD");  // an incomplete character at the end flushes as U+FFFD (X17)
 }
 
 TEST_CASE("Tokenizer properties on random text", "[tokenizers]") {
@@ -149,25 +149,25 @@ TEST_CASE("Tokenizer properties on random text", "[tokenizers]") {
 
 TEST_CASE("BPE stays near-linear on long runs", "[tokenizers][gpt2]") {
     auto tok = gpt2();
-    const auto a = tok->encode(std::string(100000, 'a'));
+    const auto a = tok->encode(std::string(100000, 'a'));  // X9
     REQUIRE(tok->decode(a) == std::string(100000, 'a'));
-    const auto u = tok->encode(std::string(50000, '_'));
+    const auto u = tok->encode(std::string(50000, '_'));  // X9
     REQUIRE(tok->decode(u) == std::string(50000, '_'));
 }
 
 TEST_CASE("Malformed tokenizer files get clear errors", "[tokenizers][errors]") {
-    REQUIRE_THROWS_WITH(wf::load_vocab_txt("[CLS]\n[SEP]\n[PAD]\n[MASK]\nhello\n", {}), Catch::Contains("no [UNK] token"));
-    REQUIRE_THROWS_WITH(wf::load_vocab_txt("[UNK]\n\xFF\n", {}), Catch::Contains("invalid UTF-8"));
+    REQUIRE_THROWS_WITH(wf::load_vocab_txt("[CLS]\n[SEP]\n[PAD]\n[MASK]\nhello\n", {}), Catch::Contains("no [UNK] token"));  // T3
+    REQUIRE_THROWS_WITH(wf::load_vocab_txt("[UNK]\n\xFF\n", {}), Catch::Contains("invalid UTF-8"));  // T4
     auto crlf = wf::load_vocab_txt("[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\n[MASK]\r\nhi\r\n", {});
-    REQUIRE(crlf->token_id("[UNK]") == 1);
-    REQUIRE(crlf->encode("hi", false) == std::vector<int32_t>{5});
-    REQUIRE_THROWS_WITH(wf::load_gpt2_files("[1,2]", ""), Catch::Contains("vocab.json: must be a JSON object"));
+    REQUIRE(crlf->token_id("[UNK]") == 1);  // T1
+    REQUIRE(crlf->encode("hi", false) == std::vector<int32_t>{5});  // T1
+    REQUIRE_THROWS_WITH(wf::load_gpt2_files("[1,2]", ""), Catch::Contains("vocab.json: must be a JSON object"));  // T6
     REQUIRE_THROWS_WITH(wf::load_gpt2_files("{\"a\": 0}", ""), Catch::Contains("lacks the byte token"));
     const std::string vj = text_of("tokenizers/gpt2/encoder.json");
-    REQUIRE_THROWS_WITH(wf::load_gpt2_files(vj, "#version: 0.2\nĠ t x\n"), Catch::Contains("line 2 is not two tokens"));
-    REQUIRE_THROWS_WITH(wf::load_gpt2_files(vj, "zzzq zzzq\n"), Catch::Contains("not in the vocabulary"));
-    REQUIRE_THROWS_WITH(wf::load_gpt2_files("{\"a\": -3}", ""), Catch::Contains("out of range"));
-    REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}"), Catch::Contains("\"Unigram\" is not supported"));
+    REQUIRE_THROWS_WITH(wf::load_gpt2_files(vj, "#version: 0.2\nĠ t x\n"), Catch::Contains("line 2 is not two tokens"));  // T7
+    REQUIRE_THROWS_WITH(wf::load_gpt2_files(vj, "zzzq zzzq\n"), Catch::Contains("not in the vocabulary"));  // T7
+    REQUIRE_THROWS_WITH(wf::load_gpt2_files("{\"a\": -3}", ""), Catch::Contains("out of range"));  // T6
+    REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}"), Catch::Contains("\"Unigram\" is not supported"));  // T8
     REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 5}}}"),
                         Catch::Contains("without gaps or repeats"));
 }

@@ -145,6 +145,11 @@ template <int MR, class Rows>
 void gemv(const float* x, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0,
           int64_t n1) {
     int64_t n = n0;
+    // one row of x: 8 W rows per step (more streams in flight: 6.0 → 7.5 GFLOP/s in wasm for f32)
+    for (; MR == 1 && n + 8 <= n1; n += 8) {
+        const uint8_t* w[8] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3), Wm.row(n + 4), Wm.row(n + 5), Wm.row(n + 6), Wm.row(n + 7)};
+        store_tile<MR, 8, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);
+    }
     for (; n + 4 <= n1; n += 4) {
         const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
         store_tile<MR, 4, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);

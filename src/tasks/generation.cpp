@@ -10,6 +10,7 @@ generation::generation(const pipeline_model& pm, std::string_view prompt, const 
     if (p.max_new_tokens < 0) throw error("max_new_tokens must be ≥ 0, got " + std::to_string(p.max_new_tokens));
     for (auto& s : p.stop)
         if (s.empty()) throw error("stop strings must not be empty");
+    check_text_size(prompt, "prompt: ");
     prompt_ = pm.tok->encode(prompt, true);
     if (prompt_.empty()) {  // an empty prompt starts from the beginning-of-text token, as GPT-2 was trained to begin documents
         if (pm.tok->special().bos < 0) throw error("empty prompt, and the tokenizer has no beginning-of-text token");

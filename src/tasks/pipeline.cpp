@@ -65,6 +65,12 @@ namespace {
 }
 }  // namespace
 
+void check_text_size(std::string_view text, const std::string& which) {
+    if (text.size() > task_max_text_bytes)
+        throw error(which + "text is " + std::to_string(text.size()) + " bytes, over the limit of " + std::to_string(task_max_text_bytes) +
+                    " bytes (1 MiB) for one input");
+}
+
 const masked_lm& need_masked_lm(const pipeline_model& pm, const char* task) {
     if (const masked_lm* m = pm.m().as_masked_lm()) return *m;
     unsupported(pm, task, "a masked language model");

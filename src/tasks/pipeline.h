@@ -33,4 +33,9 @@ std::vector<std::string> supported_tasks(const model& m);
 const masked_lm& need_masked_lm(const pipeline_model& pm, const char* task);
 const causal_lm& need_causal_lm(const pipeline_model& pm, const char* task);
 
+// A task's input text, checked before tokenization: at most 1 MiB (no model here takes more than a few thousand
+// tokens, and tokenizing is proportional to the bytes). `which`: "" or "text 2: " for a batch.
+constexpr size_t task_max_text_bytes = size_t(1) << 20;
+void check_text_size(std::string_view text, const std::string& which = "");
+
 }  // namespace wf

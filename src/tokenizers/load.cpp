@@ -15,6 +15,7 @@ namespace {
 
 constexpr int64_t kMaxTokenizerFile = 64ll << 20;
 constexpr size_t kMaxTokens = 1 << 21;
+constexpr size_t kMaxTokenBytes = 1024;  // as tokenizer.json's added tokens; real vocabularies stay far below
 const char* const kSets[][2] = {{"tokenizer.json", nullptr}, {"vocab.txt", nullptr}, {"vocab.json", "merges.txt"}};
 const char* const kOptional[] = {"tokenizer_config.json", "special_tokens_map.json"};
 
@@ -65,6 +66,11 @@ tokenizer_config read_config(const file_set& files) {
             c.roles.emplace_back(&r, text.get<std::string>());
         }
         if (j.contains("do_lower_case") && j["do_lower_case"].is_boolean()) c.lowercase = j["do_lower_case"].get<bool>();
+        // the model's position table bounds the input; model_max_length is not used, but a value that cannot be a
+        // length is a broken file (1e30, Hugging Face's "unknown", is fine)
+        if (j.contains("model_max_length") && !j["model_max_length"].is_null() &&
+            !(j["model_max_length"].is_number() && j["model_max_length"].get<double>() >= 1))
+            throw error(std::string(name) + ": model_max_length = " + j["model_max_length"].dump().substr(0, 40) + " is not a length (≥ 1)");
         if (j.contains("strip_accents") && j["strip_accents"].is_boolean()) c.strip_accents = j["strip_accents"].get<bool>();
     }
     return c;
@@ -107,6 +113,9 @@ std::unique_ptr<wordpiece_tokenizer> vocab_txt(std::string_view text, const word
         if (end == std::string_view::npos) end = text.size();
         std::string_view line = text.substr(start, end - start);
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        if (line.size() > kMaxTokenBytes)
+            throw error(file + ": line " + std::to_string(vocab.size() + 1) + " is a token of " + std::to_string(line.size()) + " bytes, over the limit of " +
+                        std::to_string(kMaxTokenBytes));
         vocab.emplace_back(line);
         if (vocab.size() > kMaxTokens) throw error(file + ": more than " + std::to_string(kMaxTokens) + " tokens");
         start = end + 1;
@@ -122,7 +131,9 @@ std::unique_ptr<bpe_tokenizer> gpt2_files(std::string_view vocab_json, std::stri
     if (v.size() > kMaxTokens) throw error("vocab.json: more than " + std::to_string(kMaxTokens) + " tokens");
     std::unordered_map<std::string, int32_t> vocab;
     for (auto it = v.begin(); it != v.end(); ++it) {
-        if (!it.value().is_number_integer()) throw error("vocab.json: id of \"" + it.key() + "\" is not an integer");
+        if (it.key().size() > kMaxTokenBytes)
+            throw error("vocab.json: a token of " + std::to_string(it.key().size()) + " bytes, over the limit of " + std::to_string(kMaxTokenBytes));
+        if (!it.value().is_number_integer()) throw error("vocab.json: id of \"" + it.key().substr(0, 40) + "\" is not an integer");
         const int64_t id = it.value().get<int64_t>();
         if (id < 0 || id > (1 << 22)) throw error("vocab.json: id " + std::to_string(id) + " of \"" + it.key() + "\" is out of range");
         vocab[it.key()] = int32_t(id);

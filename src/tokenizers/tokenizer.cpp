@@ -77,6 +77,8 @@ std::vector<std::pair<std::string_view, int32_t>> tokenizer::split_special(std::
 }
 
 std::vector<int32_t> tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+    if (text.size() > max_text_bytes)
+        throw error("text is " + std::to_string(text.size()) + " bytes, over the tokenizer's limit of " + std::to_string(max_text_bytes) + " (64 MiB)");
     std::vector<int32_t> ids;
     if (add_special_tokens) ids = template_.before;
     for (auto& [seg, id] : split_special(text)) {

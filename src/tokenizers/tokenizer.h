@@ -30,6 +30,8 @@ struct special_template {
 class tokenizer {
 public:
     virtual ~tokenizer() = default;
+    // Texts over max_text_bytes are refused before any work (tasks refuse theirs sooner: task_max_text_bytes).
+    static constexpr size_t max_text_bytes = size_t(64) << 20;
     std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true) const;
     virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const = 0;
     // The bytes one token stands for (BPE: raw bytes, possibly part of a UTF-8 character).
