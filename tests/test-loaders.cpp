@@ -85,7 +85,7 @@ TEST_CASE("safetensors: malformed headers and offsets", "[loaders][safetensors]"
 
 TEST_CASE("safetensors checkpoints: shapes, missing and unsupported tensors, shards", "[loaders][safetensors]") {
     auto files = wft::read_dir(wft::data_path("fixtures/bert-tiny"));
-    // S29: a tensor of the wrong shape for the config
+    // S29, C8: a tensor of the wrong shape for the config (vocab_size disagrees with the embedding rows)
     auto cfg = files->text("config.json");
     std::string bigger(cfg);
     bigger.replace(bigger.find("\"vocab_size\": 30522"), 19, "\"vocab_size\": 30523");
