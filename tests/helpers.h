@@ -34,10 +34,12 @@ struct stored_matrix {
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "formats/safetensors.h"
+#include "tasks/pipeline.h"
 
 namespace wft {
 
@@ -55,6 +57,14 @@ inline std::shared_ptr<wf::file_set> read_dir(const std::string& dir) {
     for (auto& e : std::filesystem::directory_iterator(dir))
         if (e.is_regular_file()) fs->add(e.path().filename().string(), read_file(e.path().string()));
     return fs;
+}
+
+// A fixture (tests/data/fixtures/<name>) as a pipeline model, loaded once per test run.
+inline const wf::pipeline_model& fixture_model(const std::string& name) {
+    static std::map<std::string, std::unique_ptr<wf::pipeline_model>> loaded;
+    auto& m = loaded[name];
+    if (!m) m = std::make_unique<wf::pipeline_model>(wf::load_pipeline_model(read_dir(data_path("fixtures/" + name))));
+    return *m;
 }
 
 // golden.safetensors written by tools/reference/make_fixtures.py

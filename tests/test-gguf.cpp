@@ -130,6 +130,15 @@ wf::pipeline_model load_gguf(std::vector<uint8_t> bytes, wf::load_options opt = 
     return wf::load_pipeline_model(fs, opt);
 }
 
+// The first n greedily generated ids after prompt.
+std::vector<int32_t> greedy_ids(const wf::pipeline_model& pm, const std::string& prompt, int64_t n) {
+    wf::generation_params p;
+    p.max_new_tokens = n;
+    wf::generation g(pm, prompt, p);
+    while (g.step()) {}
+    return g.ids();
+}
+
 }  // namespace
 
 TEST_CASE("GGUF tokenizers from llama.cpp's own vocabulary files pass its test vectors", "[gguf][tokenizers]") {
@@ -353,13 +362,7 @@ TEST_CASE("Malformed GGUF files get specific errors and nothing else", "[gguf][e
             for (uint8_t x : {0xff, 0xff, 0xff, 0x7f, 1, 2, 3, 4}) wft::gguf_builder::put<uint8_t>(b.kv_bytes, x);  // inner length 2^31 − 1
             b.str("tokenizer.chat_template", "{% for i in range(999999999) %}{% for j in range(999999999) %}x{% endfor %}{% endfor %}");
         });
-        const wf::pipeline_model pm = load_gguf(hostile), plain = load_gguf(fixture_as_gguf("fixtures/gpt2-tiny", 8));
-        wf::generation_params p;
-        p.max_new_tokens = 6;
-        wf::generation ga(pm, "The dog", p), gb(plain, "The dog", p);
-        while (ga.step()) {}
-        while (gb.step()) {}
-        REQUIRE(ga.ids() == gb.ids());
+        REQUIRE(greedy_ids(load_gguf(hostile), "The dog", 6) == greedy_ids(load_gguf(fixture_as_gguf("fixtures/gpt2-tiny", 8)), "The dog", 6));
     }
     {   // G32, G36: hyper-parameters against caps; unknown architecture
         auto bytes = fixture_as_gguf("fixtures/gpt2-tiny", 8);
@@ -403,12 +406,7 @@ TEST_CASE("GGUF files written by the Python exporter (tools/reference/gguf_expor
                 REQUIRE(b[0][i].score == Approx(a[0][i].score).epsilon(1e-5));
             }
         } else {
-            wf::generation_params p;
-            p.max_new_tokens = 8;
-            wf::generation ga(ref, "The dog", p), gb(pm, "The dog", p);
-            while (ga.step()) {}
-            while (gb.step()) {}
-            REQUIRE(ga.ids() == gb.ids());
+            REQUIRE(greedy_ids(ref, "The dog", 8) == greedy_ids(pm, "The dog", 8));
         }
     }
 }

@@ -30,14 +30,8 @@ const wf::tokenizer& gpt2_tok() {
     static const auto t = wf::load_gpt2_files(text_of("tokenizers/gpt2/encoder.json"), text_of("tokenizers/gpt2/vocab.bpe"));
     return *t;
 }
-const wf::pipeline_model& bert_pm() {
-    static const wf::pipeline_model pm = wf::load_pipeline_model(wft::read_dir(wft::data_path("fixtures/bert-tiny")));
-    return pm;
-}
-const wf::pipeline_model& gpt2_pm() {
-    static const wf::pipeline_model pm = wf::load_pipeline_model(wft::read_dir(wft::data_path("fixtures/gpt2-tiny")));
-    return pm;
-}
+const wf::pipeline_model& bert_pm() { return wft::fixture_model("bert-tiny"); }
+const wf::pipeline_model& gpt2_pm() { return wft::fixture_model("gpt2-tiny"); }
 
 // BERT's vocabulary as a tokenizer.json WordPiece model with the given normalizer / model fields.
 std::string bert_tokenizer_json(const wf::json& normalizer, const wf::json& model_extra = wf::json::object()) {
@@ -424,33 +418,23 @@ TEST_CASE("X16: llama.cpp's differential edge strings (hand-derived from bert.rs
 }
 
 TEST_CASE("X19: sampling and generation parameters: meanings and errors", "[tasks][hostile]") {
-    auto fails = [](wf::generation_params p, const char* what) {
-        REQUIRE_THROWS_WITH(wf::generation(gpt2_pm(), "x", p), Catch::Contains(what));
+    // each bad value, set on default parameters, and the words of its error
+    using set_fn = void (*)(wf::generation_params&);
+    const std::pair<set_fn, const char*> bad[] = {
+        {[](wf::generation_params& p) { p.sampling.temperature = -1.0f; }, "temperature must be a finite number ≥ 0"},
+        {[](wf::generation_params& p) { p.sampling.temperature = INFINITY; }, "temperature must be a finite number ≥ 0"},
+        {[](wf::generation_params& p) { p.sampling.top_k = -5; }, "top_k must be ≥ 0, got -5"},
+        {[](wf::generation_params& p) { p.sampling.top_p = 0.0f; }, "top_p must be in (0, 1]"},
+        {[](wf::generation_params& p) { p.sampling.top_p = NAN; }, "top_p must be in (0, 1]"},
+        {[](wf::generation_params& p) { p.max_new_tokens = -1; }, "max_new_tokens must be ≥ 0, got -1"},
+        {[](wf::generation_params& p) { p.sampling.repetition_penalty = 0.0f; }, "repetition_penalty must be a finite number > 0"},
+        {[](wf::generation_params& p) { p.sampling.repetition_penalty = NAN; }, "repetition_penalty must be a finite number > 0"},
     };
-    wf::generation_params p;
-    p.sampling.temperature = -1.0f;
-    fails(p, "temperature must be a finite number ≥ 0");
-    p = {};
-    p.sampling.temperature = INFINITY;
-    fails(p, "temperature must be a finite number ≥ 0");
-    p = {};
-    p.sampling.top_k = -5;
-    fails(p, "top_k must be ≥ 0, got -5");
-    p = {};
-    p.sampling.top_p = 0.0f;
-    fails(p, "top_p must be in (0, 1]");
-    p = {};
-    p.sampling.top_p = NAN;
-    fails(p, "top_p must be in (0, 1]");
-    p = {};
-    p.max_new_tokens = -1;
-    fails(p, "max_new_tokens must be ≥ 0, got -1");
-    p = {};
-    p.sampling.repetition_penalty = 0.0f;
-    fails(p, "repetition_penalty must be a finite number > 0");
-    p = {};
-    p.sampling.repetition_penalty = NAN;
-    fails(p, "repetition_penalty must be a finite number > 0");
+    for (auto [set, what] : bad) {
+        wf::generation_params p;
+        set(p);
+        REQUIRE_THROWS_WITH(wf::generation(gpt2_pm(), "x", p), Catch::Contains(what));
+    }
     // documented meanings: top_k beyond the vocabulary is "all"; max_new_tokens 2^31 stops at the positions
     wf::generation_params big;
     big.max_new_tokens = int64_t(1) << 31;

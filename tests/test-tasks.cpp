@@ -8,14 +8,8 @@
 
 namespace {
 
-const wf::pipeline_model& bert() {
-    static const wf::pipeline_model pm = wf::load_pipeline_model(wft::read_dir(wft::data_path("fixtures/bert-tiny")));
-    return pm;
-}
-const wf::pipeline_model& gpt2() {
-    static const wf::pipeline_model pm = wf::load_pipeline_model(wft::read_dir(wft::data_path("fixtures/gpt2-tiny")));
-    return pm;
-}
+const wf::pipeline_model& bert() { return wft::fixture_model("bert-tiny"); }
+const wf::pipeline_model& gpt2() { return wft::fixture_model("gpt2-tiny"); }
 
 std::string run(const wf::pipeline_model& pm, const std::string& prompt, const wf::generation_params& p, std::string* reason = nullptr) {
     wf::generation g(pm, prompt, p);
