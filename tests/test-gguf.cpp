@@ -156,12 +156,11 @@ TEST_CASE("GGUF tokenizers from llama.cpp's own vocabulary files pass its test v
     }
 }
 
-// Each quantized model is compared with the same model whose weights are the quantized values stored as F32: with
-// more than 3 rows per product the engine widens the weights exactly and runs the f32 kernels, so the two agree bit
-// for bit (an integer kernel for these rows would make this its error bound instead); the distance to the
-// unquantized model is the quantization's own effect, within a few times what it measures, and not zero (the type
-// was really used).
-TEST_CASE("Models from GGUF equal the safetensors path (F32), and compute F16, Q8_0 and Q4_0 weights exactly", "[gguf][models]") {
+// Each quantized model is compared with the same model whose weights are the quantized values stored as F32: F16
+// weights are widened exactly, so the two agree bit for bit; Q8_0 runs in integers on q8_0-quantized activations,
+// which bounds the difference. The distance to the unquantized model is the quantization's own effect, within a
+// few times what it measures, and not zero (the type was really used).
+TEST_CASE("Models from GGUF equal the safetensors path (F32), and compute F16, Q8_0 and Q4_0 weights as the same values in F32", "[gguf][models]") {
     for (const char* dir : {"fixtures/bert-tiny", "fixtures/gpt2-tiny"}) {
         INFO(dir);
         const wf::pipeline_model ref = wf::load_pipeline_model(wft::read_dir(wft::data_path(dir)));
@@ -194,7 +193,10 @@ TEST_CASE("Models from GGUF equal the safetensors path (F32), and compute F16, Q
             const double quant = wft::max_abs_diff(exact.data(), want.data(), got.size());
             // measured effect of quantization on these logits: F16 0.0013, Q8_0 0.039, Q4_0 0.65
             const double quant_bound = type == 0 ? 0 : type == 1 ? 0.004 : type == 8 ? 0.1 : 1.3;
-            REQUIRE(arith == 0);
+            // F32, F16: bit for bit. Q8_0 (and Q4_0, run as Q8_0): the activations are quantized to q8_0 too, whose
+            // effect here measures 0.019–0.046 (the kernels' own bound is checked in tests/test-kernels.cpp)
+            if (type < 2) REQUIRE(arith == 0);
+            else REQUIRE(arith < 0.1);
             REQUIRE(quant <= quant_bound);
             if (type != 0) REQUIRE(quant > 0);
         }

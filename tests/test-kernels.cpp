@@ -2,7 +2,7 @@
 //
 // Tolerances (f32 accumulation against the double-accumulated twin):
 //   matmul f32/f16/bf16: |y − y_ref| ≤ 2e-6·Σ|x·w| + 1e-6   (weights are widened exactly, so only rounding)
-//   matmul q8_0, M < 4 or M ≥ 16 (integer paths): exact-path check against the twin fed the q8_0-rounded activations (same bound), and
+//   matmul q8_0 (integer paths at every M): exact-path check against the twin fed the q8_0-rounded activations (same bound), and
 //                        |y − y_ref| ≤ Σ_k |w_k|·(block max|x|)/254·1.01 + 1e-3·Σ|x·w| against unquantized x
 //   layer_norm, softmax, add, axpy, dot: 1e-5 relative; gelu_erf / gelu_tanh: 2e-6 absolute + 2e-6 relative.
 #include <catch2/catch.hpp>

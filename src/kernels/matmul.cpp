@@ -2,11 +2,11 @@
 // under Emscripten `-msimd128 -msse4.1` maps the SSE4.1 path onto wasm SIMD128 (f32x4, i32x4.dot_i16x8_s).
 //
 // Three shapes of work. Prefill and encoders (M ≥ 16) run an outer-product register tile on packed panels (see
-// gemm_packed): x and W are copied once per k block into the order the tile reads them, widened to f32 on the way;
-// on q8_0 weights the rows are quantized to q8_0 and the tile runs in integers (gemm_q8).
+// gemm_packed): x and W are copied once per k block into the order the tile reads them, widened to f32 on the way.
 // A few rows (4 ≤ M < 16) keep the dot-product tile on W's rows as stored, where packing would cost more than it
-// saves. Decode (M < 4) reads W rows straight from storage, 4 at a time, widened in registers; q8_0 there runs
-// integer dot products on q8_0-quantized activations, which reads 3.8× fewer weight bytes than f32 at integer speed.
+// saves. Decode (M < 4) reads W rows straight from storage, 4 or 8 at a time, widened in registers.
+// q8_0 weights always run in integers on q8_0-quantized activations: decode as integer dot products (3.8× fewer
+// weight bytes than f32, at integer speed), 4 rows and more as an integer outer-product tile (gemm_q8).
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -616,8 +616,8 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end) {
     if (M <= 0 || n_begin >= n_end) return;
-    if (M >= 16) return Wm.type == dtype::q8_0 ? gemm_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end)
-                                               : gemm_packed(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    if (M >= 16 && Wm.type != dtype::q8_0) return gemm_packed(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    if (M >= 4 && Wm.type == dtype::q8_0) return gemm_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     if (M >= 4) return gemm_small(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     switch (Wm.type) {
     case dtype::f32: return gemv_dispatch<f32_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
