@@ -56,7 +56,7 @@ function restoreSaved(interrupted = false) {
   if (interrupted) console.log(`mutants: restored ${file}, left mutated by an interrupted run`);
 }
 
-function build_() {
+function rebuild() {
   const r = spawnSync('cmake', ['--build', build, '--target', 'wf-tests', '-j', '2'], { encoding: 'utf8' });
   return r.status === 0 ? null : (r.stdout + r.stderr).split('\n').filter((l) => /error/.test(l)).slice(0, 3).join('\n');
 }
@@ -81,7 +81,7 @@ function main() {
     writeFileSync(file, text.split(m.from).join(m.to));
     const t0 = Date.now();
     let outcome, detail = '';
-    const err = build_();
+    const err = rebuild();
     if (err) {
       outcome = 'does not compile';
       detail = err;
@@ -95,7 +95,7 @@ function main() {
     results.push({ ...m, outcome });
     console.log(`${outcome === 'killed' ? 'killed  ' : outcome.padEnd(8)} ${m.name} (${((Date.now() - t0) / 1000).toFixed(0)} s): ${m.why}${detail ? `\n         failing: ${detail}` : ''}`);
   }
-  const err = build_();  // the unmutated library and tests again
+  const err = rebuild();  // the unmutated library and tests again
   if (err) throw new Error(`the restored tree does not build: ${err}`);
   const bad = results.filter((r) => r.outcome !== 'killed');
   console.log(`mutants: ${results.length - bad.length} of ${results.length} killed by the suite${bad.length ? `; not killed: ${bad.map((b) => `${b.name} (${b.outcome})`).join(', ')}` : ''}`);

@@ -313,20 +313,23 @@ inline float scale_f16(const uint8_t* p) {
     return (h & 0x8000) ? -f * 0x1p112f : f * 0x1p112f;
 }
 
-// The activations of one row, quantized to q8_0 and sign-extended to int16 once, reused by every W row.
+// Rows of activations quantized to q8_0 and sign-extended to int16 once (both SIMD paths multiply int16 pairs
+// into int32), reused by every W row: q is (M, K), d the (M, K/32) block scales.
 struct q8_activations {
-    std::vector<int16_t> q;  // (K) sign-extended once (both SIMD paths multiply int16 pairs into int32)
-    std::vector<float> d;    // (K/32) block scales
+    std::vector<int16_t> q;
+    std::vector<float> d;
     std::vector<block_q8_0> blocks;
-    void set(const float* x, int64_t K) {
+    void set(const float* x, int64_t M, int64_t ldx, int64_t K) {
         const int64_t nb = K / q8_block;
         blocks.resize(size_t(nb));
-        quantize_q8_0(x, K, blocks.data());
-        q.resize(size_t(K));
-        d.resize(size_t(nb));
-        for (int64_t b = 0; b < nb; ++b) {
-            d[size_t(b)] = f16_to_f32(blocks[size_t(b)].d);
-            for (int i = 0; i < q8_block; ++i) q[size_t(b * q8_block + i)] = blocks[size_t(b)].q[i];
+        q.resize(size_t(M * K));
+        d.resize(size_t(M * nb));
+        for (int64_t m = 0; m < M; ++m) {
+            quantize_q8_0(x + m * ldx, K, blocks.data());
+            for (int64_t b = 0; b < nb; ++b) {
+                d[size_t(m * nb + b)] = f16_to_f32(blocks[size_t(b)].d);
+                for (int i = 0; i < q8_block; ++i) q[size_t(m * K + b * q8_block + i)] = blocks[size_t(b)].q[i];
+            }
         }
     }
 };
@@ -433,7 +436,7 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     float* sc = scratch(scale_buf, size_t(4 * nb));
 #endif
     for (int64_t m = 0; m < M; ++m) {
-        xq.set(x + m * ldx, Wm.n_cols);
+        xq.set(x + m * ldx, 1, ldx, Wm.n_cols);
         float* ym = y + m * ldy;
         int64_t n = n0;
         for (; n + 4 <= n1; n += 4) {
@@ -579,32 +582,22 @@ inline void q8_tile(const int16_t* xq, const float* dx, int64_t K, const int16_t
         for (int64_t j = 0; j < cols; ++j) y[(m + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
 }
 
-thread_local std::vector<int16_t> q8_xq, q8_panel;
-thread_local std::vector<float> q8_dx, q8_dw;
-
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols, nb = K / q8_block;
     // every row quantized to q8_0 (each thread quantizes the rows itself: M·K work against M·K·N/threads)
-    if (q8_xq.size() < size_t(M * K)) q8_xq.resize(size_t(M * K));
-    if (q8_dx.size() < size_t(M * nb)) q8_dx.resize(size_t(M * nb));
-    thread_local std::vector<block_q8_0> blocks;
-    blocks.resize(size_t(nb));
-    for (int64_t m = 0; m < M; ++m) {
-        quantize_q8_0(x + m * ldx, K, blocks.data());
-        for (int64_t b = 0; b < nb; ++b) {
-            q8_dx[size_t(m * nb + b)] = f16_to_f32(blocks[size_t(b)].d);
-            for (int i = 0; i < q8_block; ++i) q8_xq[size_t(m * K + b * q8_block + i)] = blocks[size_t(b)].q[i];
-        }
-    }
-    if (q8_panel.size() < size_t(K * q8_nr)) q8_panel.resize(size_t(K * q8_nr));
-    if (q8_dw.size() < size_t(nb * q8_nr)) q8_dw.resize(size_t(nb * q8_nr));
+    thread_local q8_activations xq;
+    xq.set(x, M, ldx, K);
+    thread_local std::vector<int16_t> panel;
+    thread_local std::vector<float> dw;
+    panel.resize(size_t(K * q8_nr));
+    dw.resize(size_t(nb * q8_nr));
     for (int64_t n = n0; n < n1; n += q8_nr) {
         const int64_t cols = std::min(q8_nr, n1 - n);
-        pack_q8_panel(Wm, n, cols, q8_panel.data(), q8_dw.data());
+        pack_q8_panel(Wm, n, cols, panel.data(), dw.data());
         int64_t m = 0;
-        for (; m + q8_mr <= M; m += q8_mr) q8_tile<q8_mr>(q8_xq.data(), q8_dx.data(), K, q8_panel.data(), q8_dw.data(), m, y, ldy, n, cols, bias);
-        for (; m < M; ++m) q8_tile<1>(q8_xq.data(), q8_dx.data(), K, q8_panel.data(), q8_dw.data(), m, y, ldy, n, cols, bias);
+        for (; m + q8_mr <= M; m += q8_mr) q8_tile<q8_mr>(xq.q.data(), xq.d.data(), K, panel.data(), dw.data(), m, y, ldy, n, cols, bias);
+        for (; m < M; ++m) q8_tile<1>(xq.q.data(), xq.d.data(), K, panel.data(), dw.data(), m, y, ldy, n, cols, bias);
     }
 }
 

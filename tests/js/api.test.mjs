@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { FillMask, TextGenerator, Tokenizer, pipeline } from 'wasmformer';
-import { filesOf, fixture, nativeGenerate, readSafetensors, serve } from './helpers.mjs';
+import { filesOf, fixture, logSoftmax, nativeGenerate, readSafetensors, serve } from './helpers.mjs';
 
 const BERT = fixture('bert-tiny');
 const GPT2 = fixture('gpt2-tiny');
@@ -15,11 +15,6 @@ const BERT_TEXT = 'The capital of France is [MASK]. It has [MASK] people';
 const GPT2_PROMPT = 'The dog was found in a field';
 const bertGolden = readSafetensors(`${BERT}/golden.safetensors`);
 const gptGolden = readSafetensors(`${GPT2}/golden.safetensors`);
-function logSoftmax(row) {
-  const mx = row.reduce((a, b) => Math.max(a, b), -Infinity);
-  const lse = mx + Math.log(row.reduce((a, v) => a + Math.exp(v - mx), 0));
-  return Array.from(row, (v) => v - lse);
-}
 function goldenTop(m, k) {  // [{ token, score }] at mask m, best first
   const V = bertGolden.mask_logits.shape[1];
   const lp = logSoftmax(bertGolden.mask_logits.data.subarray(m * V, (m + 1) * V));

@@ -3,7 +3,7 @@
 //   1. BF16 and F16 safetensors checkpoints (converted here from the F32 fixtures)
 //   2. GGUF version 2 files (and versions 1 and 4 refused, naming the version)
 //   3. model folders whose tokenizer is only tokenizer.json
-//   4. Hugging Face repo URLs and repo ids (with a revision) → the hub's URLs (fetch stubbed: no network here)
+//   4. Hugging Face repo URLs and repo ids (with a revision) → the hub's URLs (a stand-in fetch: no network here)
 //   5. downloads kept in the Cache API (Node has no `caches`: an in-memory CacheStorage stands in; the browser's own
 //      Cache API is checked in tests/browser/claims-cache.test.mjs)
 import assert from 'node:assert/strict';
@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, test } from 'node:test';
 
 import { CACHE_NAME, FillMask, TextGenerator, Tokenizer, clearCache, hubSource } from 'wasmformer';
-import { fixture, readSafetensors, root, serve } from './helpers.mjs';
+import { fixture, logSoftmax, readSafetensors, root, serve } from './helpers.mjs';
 import { bertTokenizerJson, gpt2TokenizerJson } from './hf-tokenizer-json.mjs';
 
 const BERT = fixture('bert-tiny');
@@ -30,20 +30,13 @@ const tmpDir = (name) => mkdtempSync(path.join(tmpRoot, `${name}-`));
 const goldBert = readSafetensors(path.join(BERT, 'golden.safetensors'));
 const goldGpt2 = readSafetensors(path.join(GPT2, 'golden.safetensors'));
 
-function softmax(row) {
-  let m = -Infinity;
-  for (const x of row) m = Math.max(m, x);
-  const e = Array.from(row, (x) => Math.exp(x - m));
-  const s = e.reduce((a, b) => a + b, 0);
-  return e.map((x) => x / s);
-}
 const topIds = (p, k) => [...p.keys()].sort((a, b) => p[b] - p[a]).slice(0, k);
 
 // per mask: the probabilities of every vocabulary entry, from the golden logits
 const V_BERT = goldBert.mask_logits.shape[1];
-const bertProbs = [0, 1].map((r) => softmax(goldBert.mask_logits.data.subarray(r * V_BERT, (r + 1) * V_BERT)));
+const bertProbs = [0, 1].map((r) => logSoftmax(goldBert.mask_logits.data.subarray(r * V_BERT, (r + 1) * V_BERT)).map(Math.exp));
 const V_GPT2 = goldGpt2.logits.shape[1];
-const gpt2FirstLogProbs = softmax(goldGpt2.logits.data.subarray((goldGpt2.logits.shape[0] - 1) * V_GPT2)).map(Math.log);
+const gpt2FirstLogProbs = logSoftmax(goldGpt2.logits.data.subarray((goldGpt2.logits.shape[0] - 1) * V_GPT2));
 const GREEDY = Array.from(goldGpt2.greedy_ids.data);
 const PROMPT_IDS = Array.from(goldGpt2.input_ids.data);
 
@@ -342,7 +335,7 @@ test('{ worker: false } in Node: a script that has disposed its models exits (th
   assert.equal(code, 0);
 });
 
-function stubHub(repos /* { 'org/name': { revision: folder } } */, files = (dir) => readdirSync(dir).filter((n) => !['golden.safetensors', 'model-files.json'].includes(n))) {
+function fakeHub(repos /* { 'org/name': { revision: folder } } */, files = (dir) => readdirSync(dir).filter((n) => !['golden.safetensors', 'model-files.json'].includes(n))) {
   const requests = [];
   const routes = new Map();
   for (const [repo, revs] of Object.entries(repos))
@@ -378,7 +371,7 @@ const hubUrls = (repo, rev, names) => [`GET https://huggingface.co/api/models/${
   ...names.map((n) => `GET https://huggingface.co/${repo}/resolve/${encodeURIComponent(rev)}/${n}`)].sort();
 
 test('claim 4: Hugging Face repo URLs and ids (with a revision) are fetched from the hub\'s URLs, and load the model', async () => {
-  const hub = stubHub({
+  const hub = fakeHub({
     'google-bert/bert-base-uncased': { main: BERT, 'refs/pr/7': BERT, 'v1.0': BERT },
     'openai-community/gpt2': { main: GPT2 },
   });
@@ -409,7 +402,7 @@ test('claim 4: Hugging Face repo URLs and ids (with a revision) are fetched from
     globalThis.fetch = saved;
   }
   // the { fetch } option does the same without touching the global; it needs { worker: false } and says so
-  const hub2 = stubHub({ 'google-bert/bert-base-uncased': { main: BERT } });
+  const hub2 = fakeHub({ 'google-bert/bert-base-uncased': { main: BERT } });
   await checkBert('google-bert/bert-base-uncased', { ...LOCAL, cache: false, fetch: hub2.fetch }, 1e-4, 'hub id, fetch option');
   assert.deepEqual(hub2.requests.sort(), hubUrls('google-bert/bert-base-uncased', 'main', BERT_FILES));
   await assert.rejects(FillMask.load('google-bert/bert-base-uncased', { fetch: hub2.fetch }), /a custom fetch works with \{ worker: false \} only/);
@@ -439,7 +432,7 @@ test('claim 4: a .gguf file URL on the hub is fetched as that one URL', async ()
 // ------------------------------------------------------------------------------------------------ Cache API
 // The package caches with globalThis.caches where it runs the downloads (the Web Worker in browsers). Node has no
 // Cache API, so a minimal in-memory CacheStorage (open / match / put / delete, as the package uses them) stands
-// in, with { worker: false } so that the downloads run in this thread where the stub is.
+// in, with { worker: false } so that the downloads run in this thread where the stand-in is.
 function memoryCaches() {
   const stores = new Map();
   const pending = [];
@@ -481,10 +474,10 @@ function memoryCaches() {
 
 async function withCaches(fn) {
   const had = Object.getOwnPropertyDescriptor(globalThis, 'caches');
-  const stub = memoryCaches();
-  globalThis.caches = stub;
+  const standIn = memoryCaches();
+  globalThis.caches = standIn;
   try {
-    return await fn(stub);
+    return await fn(standIn);
   } finally {
     if (had) Object.defineProperty(globalThis, 'caches', had);
     else delete globalThis.caches;
@@ -523,7 +516,7 @@ test('claim 5: downloads are kept in the Cache API: a second load from a URL rea
   });
   // hub downloads are cached the same way (the file list is asked for again; the files are not)
   await withCaches(async (caches) => {
-    const hub = stubHub({ 'google-bert/bert-base-uncased': { main: BERT } });
+    const hub = fakeHub({ 'google-bert/bert-base-uncased': { main: BERT } });
     await checkBert('google-bert/bert-base-uncased', { ...LOCAL, fetch: hub.fetch }, 1e-4, 'hub, first load');
     await caches.settled();
     hub.requests.length = 0;

@@ -69,6 +69,13 @@ export async function serve(dir, { slow = false, hide = [], spa = false } = {}) 
   return { url, requests, close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(r); }) };
 }
 
+// log_softmax of a row of logits (any array-like), as an Array of doubles.
+export function logSoftmax(row) {
+  const mx = row.reduce((a, b) => Math.max(a, b), -Infinity);
+  const lse = mx + Math.log(row.reduce((a, v) => a + Math.exp(v - mx), 0));
+  return Array.from(row, (v) => v - lse);
+}
+
 // A safetensors file → { name: { dtype, shape, data } }: F32/F16/BF16 as a Float32Array (half types widened exactly),
 // I32/I64 as an Int32Array (I64 must fit), others as raw bytes (Uint8Array). __metadata__ is left out.
 export function readSafetensors(file) {

@@ -312,6 +312,17 @@ def make_qkx2_quants(x, weights, nmax, rmin, rdelta, nstep, use_mad):
 # the types
 
 
+def _pack_nibbles32(q):
+    """Low 4 bits of (blocks, 32) quants -> (blocks, 16) bytes: byte j holds element j (low) and j+16 (high)."""
+    q = q.astype(np.uint8)
+    return (q[:, :16] & 0xF) | ((q[:, 16:] & 0xF) << 4)
+
+
+def _unpack_nibbles32(qs):
+    """(blocks, 16) bytes -> (blocks, 32) nibbles, the inverse of _pack_nibbles32."""
+    return np.concatenate([qs & 0xF, qs >> 4], axis=1)
+
+
 def _inverse(d):
     """id = d ? 1/d : 0 per block, as ggml writes it."""
     with np.errstate(divide="ignore"):
@@ -370,7 +381,7 @@ class Q4_0(QuantType):
         q = np.minimum(15, levels).astype(np.uint8)
         out = np.empty((xb.shape[0], 18), np.uint8)
         out[:, 0:2] = _f16_bytes(d)
-        out[:, 2:] = q[:, :16] | (q[:, 16:] << 4)
+        out[:, 2:] = _pack_nibbles32(q)
         return out.tobytes()
 
     @staticmethod
@@ -379,7 +390,7 @@ class Q4_0(QuantType):
         b = _raw_blocks(raw, n, 32, 18)
         d = _f16_value(b[:, 0:2])
         qs = b[:, 2:]
-        q = np.concatenate([qs & 0xF, qs >> 4], axis=1).astype(np.int32) - 8
+        q = _unpack_nibbles32(qs).astype(np.int32) - 8
         return (q.astype(F32) * d[:, None]).reshape(-1)
 
 
@@ -404,7 +415,7 @@ class Q4_1(QuantType):
         out = np.empty((xb.shape[0], 20), np.uint8)
         out[:, 0:2] = _f16_bytes(d)
         out[:, 2:4] = _f16_bytes(mn)
-        out[:, 4:] = q[:, :16] | (q[:, 16:] << 4)
+        out[:, 4:] = _pack_nibbles32(q)
         return out.tobytes()
 
     @staticmethod
@@ -414,7 +425,7 @@ class Q4_1(QuantType):
         d = _f16_value(b[:, 0:2])
         m = _f16_value(b[:, 2:4])
         qs = b[:, 4:]
-        q = np.concatenate([qs & 0xF, qs >> 4], axis=1).astype(F32)
+        q = _unpack_nibbles32(qs).astype(F32)
         return (q * d[:, None] + m[:, None]).astype(F32).reshape(-1)
 
 
@@ -452,7 +463,7 @@ class Q5_0(QuantType):
         out = np.empty((xb.shape[0], 22), np.uint8)
         out[:, 0:2] = _f16_bytes(d)
         out[:, 2:6] = _pack_qh32(q)
-        out[:, 6:] = (q[:, :16] & 0xF) | ((q[:, 16:] & 0xF) << 4)
+        out[:, 6:] = _pack_nibbles32(q)
         return out.tobytes()
 
     @staticmethod
@@ -462,7 +473,7 @@ class Q5_0(QuantType):
         d = _f16_value(b[:, 0:2])
         hi = _unpack_qh32(b[:, 2:6])
         qs = b[:, 6:]
-        q = (np.concatenate([qs & 0xF, qs >> 4], axis=1) | (hi << 4)).astype(np.int32) - 16
+        q = (_unpack_nibbles32(qs) | (hi << 4)).astype(np.int32) - 16
         return (q.astype(F32) * d[:, None]).reshape(-1)
 
 
@@ -489,7 +500,7 @@ class Q5_1(QuantType):
         out[:, 0:2] = _f16_bytes(d)
         out[:, 2:4] = _f16_bytes(mn)
         out[:, 4:8] = _pack_qh32(q)
-        out[:, 8:] = (q[:, :16] & 0xF) | ((q[:, 16:] & 0xF) << 4)
+        out[:, 8:] = _pack_nibbles32(q)
         return out.tobytes()
 
     @staticmethod
@@ -500,7 +511,7 @@ class Q5_1(QuantType):
         m = _f16_value(b[:, 2:4])
         hi = _unpack_qh32(b[:, 4:8])
         qs = b[:, 8:]
-        q = (np.concatenate([qs & 0xF, qs >> 4], axis=1) | (hi << 4)).astype(F32)
+        q = (_unpack_nibbles32(qs) | (hi << 4)).astype(F32)
         return (q * d[:, None] + m[:, None]).astype(F32).reshape(-1)
 
 
@@ -1061,8 +1072,7 @@ class IQ4_NL(QuantType):
                 prev = L[i]
         out = np.empty((nb, 18), np.uint8)
         out[:, 0:2] = _f16_bytes(d)
-        L = L.astype(np.uint8)
-        out[:, 2:] = L[:, :16] | (L[:, 16:] << 4)
+        out[:, 2:] = _pack_nibbles32(L)
         return out.tobytes()
 
     @staticmethod
@@ -1071,7 +1081,7 @@ class IQ4_NL(QuantType):
         b = _raw_blocks(raw, n, 32, 18)
         d = _f16_value(b[:, 0:2])
         qs = b[:, 2:]
-        idx = np.concatenate([qs & 0xF, qs >> 4], axis=1)
+        idx = _unpack_nibbles32(qs)
         return (d[:, None] * KVALUES_IQ4NL.astype(F32)[idx]).astype(F32).reshape(-1)
 
 

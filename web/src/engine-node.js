@@ -21,11 +21,10 @@ export async function loadEngine({ wasmBinary, threads } = {}) {
       const create = createRequire(import.meta.url)(fileURLToPath(new URL('wasmformer-node.cjs', dist)));
       const bytes = await readFile(new URL('wasmformer-mt.wasm', dist));
       const e = await create({ ...quiet, wasmBinary: bytes, wfPoolSize: want - 1 });
+      const got = e.setThreads(want);
       // the pool's worker_threads must not keep the process alive once the caller is done (they wait in wasm;
       // nothing in them needs the event loop)
       for (const w of [...(e.PThread?.unusedWorkers ?? []), ...(e.PThread?.runningWorkers ?? [])]) w.unref?.();
-      const got = e.setThreads(want);
-      for (const w of e.PThread?.runningWorkers ?? []) w.unref?.();
       e.wfThreads = { threads: got, threading: got > 1 ? `${got} threads (pthreads in worker_threads)` : 'one thread: no worker thread started' };
       return e;
     } catch (err) {
