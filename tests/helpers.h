@@ -54,8 +54,8 @@ inline std::vector<uint8_t> read_file(const std::string& path) {
 // Every regular file of a folder, by file name.
 inline std::shared_ptr<wf::file_set> read_dir(const std::string& dir) {
     auto fs = std::make_shared<wf::file_set>();
-    for (auto& e : std::filesystem::directory_iterator(dir))
-        if (e.is_regular_file()) fs->add(e.path().filename().string(), read_file(e.path().string()));
+    for (auto& e : std::filesystem::recursive_directory_iterator(dir))  // subfolders as "1_Pooling/config.json"
+        if (e.is_regular_file()) fs->add(std::filesystem::relative(e.path(), dir).generic_string(), read_file(e.path().string()));
     return fs;
 }
 

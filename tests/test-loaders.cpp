@@ -196,7 +196,7 @@ TEST_CASE("config.json: malformed, mistyped, out-of-range and contradictory fiel
     fails(R"({"model_type": "bert", "layer_norm_eps": 1e400})", "invalid JSON");
     fails(R"({"model_type": "bert", "layer_norm_eps": NaN})", "invalid JSON");
     fails(R"({"model_type": "bert", "hidden_act": "swish"})", "hidden_act \"swish\" is not supported"); // C10
-    fails(R"({"model_type": "gpt2", "activation_function": "relu"})", "activation_function \"relu\" is not supported");
+    fails(R"({"model_type": "gpt2", "activation_function": "swiglu"})", "activation_function \"swiglu\" is not supported");
     fails(R"({"model_type": "bert", "architectures": ["GPT2LMHeadModel"]})", "contradicts architectures[0]");  // C11
     fails(R"({"hidden_size": 768})", "neither model_type nor architectures");
     fails(R"({"model_type": "bert", "n_layer": 12, "n_layer": 1000})", "duplicate key \"n_layer\"");   // C12

@@ -13,15 +13,28 @@
 TEST_CASE("every registered architecture has a fixture, loads through the registry and does what it declares", "[registry]") {
     REQUIRE(wf::architectures().size() >= 2);
     for (const wf::architecture* a : wf::architectures()) {
-        const std::string dir = "fixtures/" + std::string(a->name) + "-tiny";
-        INFO("architecture " << a->name << " (its fixture: tests/data/" << dir << ")");
-        REQUIRE(std::filesystem::is_directory(wft::data_path(dir)));
-        const wf::loaded_model lm = wf::load_model(wft::read_dir(wft::data_path(dir)));
-        REQUIRE(lm.arch == a);
-        REQUIRE(lm.m->hp().arch == a->name);
-        REQUIRE(bool(lm.m->as_encoder()) == bool(a->capabilities & wf::cap_encoder));
-        REQUIRE(bool(lm.m->as_masked_lm()) == bool(a->capabilities & wf::cap_masked_lm));
-        REQUIRE(bool(lm.m->as_causal_lm()) == bool(a->capabilities & wf::cap_causal_lm));
+        // its fixtures: tests/data/fixtures/<name>-tiny, or <name>-tiny-<head> (a family's head decides the interfaces:
+        // a classifier checkpoint of a masked-LM family is no masked LM)
+        int fixtures = 0;
+        for (const auto& entry : std::filesystem::directory_iterator(wft::data_path("fixtures"))) {
+            const std::string dir = entry.path().filename().string(), stem = std::string(a->name) + "-tiny";
+            if (!entry.is_directory() || dir.rfind(stem, 0) != 0 || (dir.size() > stem.size() && dir[stem.size()] != '-')) continue;
+            ++fixtures;
+            INFO("architecture " << a->name << ", fixture tests/data/fixtures/" << dir);
+            const wf::loaded_model lm = wf::load_model(wft::read_dir(entry.path().string()));
+            REQUIRE(lm.arch == a);
+            REQUIRE(lm.m->hp().arch == a->name);
+            REQUIRE(bool(lm.m->as_encoder()) == bool(a->capabilities & wf::cap_encoder));
+            if (lm.m->as_masked_lm()) REQUIRE(a->capabilities & wf::cap_masked_lm);
+            const std::string& head = lm.m->hp().head;  // the head config.json names is the one built
+            REQUIRE(bool(lm.m->as_masked_lm()) == (head == "masked_lm"));
+            REQUIRE(bool(lm.m->head(wf::head_kind::sequence)) == (head == "sequence_classification"));
+            REQUIRE(bool(lm.m->head(wf::head_kind::token)) == (head == "token_classification" || (head == "pretraining" && a->name == "electra")));
+            REQUIRE(bool(lm.m->head(wf::head_kind::span)) == (head == "question_answering"));
+            REQUIRE(bool(lm.m->as_causal_lm()) == bool(a->capabilities & wf::cap_causal_lm));
+        }
+        INFO("architecture " << a->name);
+        REQUIRE(fixtures >= 1);
         REQUIRE(!a->hf_model_types.empty());
         REQUIRE(!a->hf_architectures.empty());
         // names are unique across the table

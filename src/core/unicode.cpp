@@ -117,49 +117,49 @@ void to_lower(char32_t c, std::u32string& out) {
     if (!mapped(tables::lower_keys, tables::lower_offsets, tables::lower_pool, tables::lower_count, c, out)) out.push_back(c);
 }
 
+char32_t utf8_next(std::string_view s, size_t& i) {
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const size_t n = s.size();
+    const unsigned b = p[i];
+    if (b < 0x80) {
+        ++i;
+        return b;
+    }
+    int need;
+    char32_t cp;
+    unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+    if (b >= 0xC2 && b <= 0xDF) need = 1, cp = b & 0x1F;
+    else if (b >= 0xE0 && b <= 0xEF) {
+        need = 2, cp = b & 0x0F;
+        if (b == 0xE0) lo = 0xA0;
+        if (b == 0xED) hi = 0x9F;  // no surrogates
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        need = 3, cp = b & 0x07;
+        if (b == 0xF0) lo = 0x90;
+        if (b == 0xF4) hi = 0x8F;  // ≤ U+10FFFF
+    } else {
+        ++i;
+        return 0xFFFD;
+    }
+    size_t j = i + 1;
+    bool ok = true;
+    for (int k = 0; k < need; ++k, ++j) {
+        const unsigned lo_k = k == 0 ? lo : 0x80, hi_k = k == 0 ? hi : 0xBF;
+        if (j >= n || p[j] < lo_k || p[j] > hi_k) {
+            ok = false;
+            break;
+        }
+        cp = cp << 6 | (p[j] & 0x3F);
+    }
+    i = j;  // the maximal subpart consumed so far is replaced by one U+FFFD
+    return ok ? cp : 0xFFFD;
+}
+
 std::u32string utf8_decode(std::string_view s) {
     std::u32string out;
     out.reserve(s.size());
-    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
-    const size_t n = s.size();
     size_t i = 0;
-    while (i < n) {
-        const unsigned b = p[i];
-        if (b < 0x80) {
-            out.push_back(b);
-            ++i;
-            continue;
-        }
-        int need;
-        char32_t cp;
-        unsigned lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-        if (b >= 0xC2 && b <= 0xDF) need = 1, cp = b & 0x1F;
-        else if (b >= 0xE0 && b <= 0xEF) {
-            need = 2, cp = b & 0x0F;
-            if (b == 0xE0) lo = 0xA0;
-            if (b == 0xED) hi = 0x9F;  // no surrogates
-        } else if (b >= 0xF0 && b <= 0xF4) {
-            need = 3, cp = b & 0x07;
-            if (b == 0xF0) lo = 0x90;
-            if (b == 0xF4) hi = 0x8F;  // ≤ U+10FFFF
-        } else {
-            out.push_back(0xFFFD);
-            ++i;
-            continue;
-        }
-        size_t j = i + 1;
-        bool ok = true;
-        for (int k = 0; k < need; ++k, ++j) {
-            const unsigned lo_k = k == 0 ? lo : 0x80, hi_k = k == 0 ? hi : 0xBF;
-            if (j >= n || p[j] < lo_k || p[j] > hi_k) {
-                ok = false;
-                break;
-            }
-            cp = cp << 6 | (p[j] & 0x3F);
-        }
-        out.push_back(ok ? cp : 0xFFFD);
-        i = j;  // the maximal subpart consumed so far is replaced by one U+FFFD
-    }
+    while (i < s.size()) out.push_back(utf8_next(s, i));
     return out;
 }
 

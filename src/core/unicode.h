@@ -26,6 +26,8 @@ void to_lower(char32_t c, std::u32string& out);
 // UTF-8 → code points; each maximal ill-formed subsequence becomes U+FFFD (the WHATWG decoder's rule), so no
 // byte is ever read past `len` and every input decodes.
 std::u32string utf8_decode(std::string_view s);
+// The code point at byte i (i < s.size()), i moved past it; the same rule.
+char32_t utf8_next(std::string_view s, size_t& i);
 void utf8_append(char32_t c, std::string& out);
 std::string utf8_encode(std::u32string_view s);
 

@@ -1,13 +1,18 @@
-// BERT, following Hugging Face's modeling_bert.py (BertEmbeddings, BertLayer, BertLMPredictionHead):
-//   x = LayerNorm(word[ids] + position[0..T) + token_type[types])
-//   per layer (post-LN):  x = LayerNorm(x + Attention(x));  x = LayerNorm(x + W_down·GELU(W_up·x))
-//   MLM head, at the rows asked for only:  logits = LayerNorm(GELU(W·h)) · word_embᵀ + bias
+// The BERT encoder, following Hugging Face's modeling_bert.py (BertEmbeddings, BertLayer, the heads), and the
+// families that share its forward pass under other names (models/bert.h: DistilBERT, RoBERTa, ELECTRA):
+//   x = LayerNorm(word[ids] + position[offset + 0..T) + token_type[types])   (ELECTRA: then a projection)
+//   per layer (post-LN):  x = LayerNorm(x + Attention(x));  x = LayerNorm(x + W_down·act(W_up·x))
+//   heads, at the rows a task asks for only:
+//     masked LM   logits = LayerNorm(act(W·h)) · word_embᵀ + bias
+//     sequence    logits = W_out·act(W·h[first token]) + b     (BERT: the pooler, tanh; RoBERTa: tanh; …)
+//     token/span  logits = W_out·h + b                        (NER labels; QA start and end)
 // Sequences of a batch run through every matrix product together; attention keeps each to its own tokens.
+#include "models/bert.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "models/registry.h"
 #include "nn/ops.h"
 
 namespace wf::models {
@@ -30,51 +35,92 @@ std::string legacy_layer_norm(const std::string& n) {
     }
     return {};
 }
-// Hugging Face names, with and without the "bert." prefix, and their legacy forms.
-std::vector<std::string> names(const std::string& n) {
-    std::vector<std::string> out = {"bert." + n, n};
-    if (const std::string old = legacy_layer_norm(n); !old.empty()) out.insert(out.end(), {"bert." + old, old});
-    return out;
-}
-std::vector<std::string> head_names(const std::string& n) {
-    std::vector<std::string> out = {"cls.predictions." + n};
-    if (const std::string old = legacy_layer_norm(n); !old.empty()) out.push_back("cls.predictions." + old);
-    return out;
-}
 
 class bert final : public model, public masked_lm {
 public:
-    bert(const hparams& hp, const tensor_source& src, const storage_plan& plan) : model(hp) {
+    bert(const hparams& hp, const tensor_source& src, const storage_plan& plan, const bert_layout& lay)
+        : model(hp), family_(lay.family), position_offset_(lay.position_offset) {
         weight_store s(src, plan);
-        const int64_t E = hp.n_embd, F = hp.n_ff, V = hp.n_vocab;
-        const raw_tensor& word = s.get(names("embeddings.word_embeddings.weight"));
-        word_emb_ = s.matrix(word, V, E);
-        pos_emb_ = s.matrix(s.get(names("embeddings.position_embeddings.weight")), hp.n_ctx, E, false, false);
-        type_emb_ = s.matrix(s.get(names("embeddings.token_type_embeddings.weight")), hp.n_type_vocab, E, false, false);
-        emb_norm_ = s.ln(names("embeddings.LayerNorm.weight"), names("embeddings.LayerNorm.bias"), E);
-        for (int64_t l = 0; l < hp.n_layer; ++l) {
-            const std::string p = "encoder.layer." + std::to_string(l) + ".";
-            auto lin = [&](const std::string& n, int64_t out, int64_t in) { return s.lin(names(p + n + ".weight"), names(p + n + ".bias"), out, in); };
-            auto ln = [&](const std::string& n) { return s.ln(names(p + n + ".weight"), names(p + n + ".bias"), E); };
-            layers_.push_back({lin("attention.self.query", E, E), lin("attention.self.key", E, E), lin("attention.self.value", E, E),
-                               lin("attention.output.dense", E, E), ln("attention.output.LayerNorm"), lin("intermediate.dense", F, E),
-                               lin("output.dense", E, F), ln("output.LayerNorm")});
+        auto names = [&](const std::string& n) {  // with each prefix, and the legacy LayerNorm names
+            std::vector<std::string> out;
+            for (const std::string& p : lay.prefixes) out.push_back(p + n);
+            if (const std::string old = legacy_layer_norm(n); !old.empty())
+                for (const std::string& p : lay.prefixes) out.push_back(p + old);
+            return out;
+        };
+        auto lin = [&](const std::string& n, int64_t out, int64_t in) { return s.lin(names(n + ".weight"), names(n + ".bias"), out, in); };
+        auto ln = [&](const std::string& n, int64_t width) { return s.ln(names(n + ".weight"), names(n + ".bias"), width); };
+        const int64_t E = hp.n_embd, F = hp.n_ff, V = hp.n_vocab, Et = hp.n_embd_token ? hp.n_embd_token : E;
+        const raw_tensor& word = s.get(names(lay.word + ".weight"));
+        word_emb_ = s.matrix(word, V, Et);
+        pos_emb_ = s.matrix(s.get(names(lay.position + ".weight")), hp.n_ctx, Et, false, false);
+        if (!lay.type.empty()) type_emb_ = s.matrix(s.get(names(lay.type + ".weight")), hp.n_type_vocab, Et, false, false);
+        emb_norm_ = ln(lay.emb_norm, Et);
+        if (Et != E) {
+            if (lay.projection.empty()) throw error(family_ + ": the embedding width differs from the hidden size, and the family has no projection");
+            projection_ = lin(lay.projection, E, Et);
         }
-        mlm_dense_ = s.lin(head_names("transform.dense.weight"), head_names("transform.dense.bias"), E, E);
-        mlm_norm_ = s.ln(head_names("transform.LayerNorm.weight"), head_names("transform.LayerNorm.bias"), E);
-        mlm_bias_ = s.vector(s.get({"cls.predictions.bias", "cls.predictions.decoder.bias"}), V);
-        const raw_tensor* dec = s.try_get({"cls.predictions.decoder.weight"});
-        mlm_decoder_ = !dec || weight_store::same(*dec, word) ? word_emb_ : s.matrix(*dec, V, E);  // tied unless its own
+        for (int64_t l = 0; l < hp.n_layer; ++l) {
+            const std::string p = lay.layers + std::to_string(l) + ".";
+            const auto& n = lay.layer;
+            layers_.push_back({lin(p + n[0], E, E), lin(p + n[1], E, E), lin(p + n[2], E, E), lin(p + n[3], E, E), ln(p + n[4], E),
+                               lin(p + n[5], F, E), lin(p + n[6], E, F), ln(p + n[7], E)});
+        }
+
+        // the head the checkpoint was fine-tuned with
+        auto classifier = [&](const head_names& h, int64_t outputs) {  // outputs < 0: as many as the file has (labels)
+            classifier_head c;
+            c.act = h.act;
+            if (!h.dense.empty()) c.dense = lin(h.dense, E, E);
+            const raw_tensor& w = s.get(names(h.out + ".weight"));
+            const int64_t n = outputs >= 0 ? outputs : w.shape.empty() ? 0 : w.shape[0];
+            c.out = lin(h.out, n, E);
+            return c;
+        };
+        const std::string& want = hp.head;
+        const bool mlm = want == "masked_lm" || (want == "pretraining" && lay.pretraining_is_mlm) ||
+                         (want.empty() && s.try_get(names(lay.mlm.dense + ".weight")));
+        if (mlm) {
+            mlm_dense_ = lin(lay.mlm.dense, Et, E);
+            mlm_act_ = lay.mlm.act;
+            mlm_norm_ = ln(lay.mlm_norm, Et);
+            mlm_bias_ = s.vector(s.get(lay.mlm_bias), V);
+            const raw_tensor* dec = s.try_get(names(lay.mlm.out + ".weight"));
+            mlm_decoder_ = !dec || weight_store::same(*dec, word) ? word_emb_ : s.matrix(*dec, V, Et);  // tied unless its own
+            has_mlm_ = true;
+        } else if (want == "sequence_classification") {
+            heads_[size_t(head_kind::sequence)] = classifier(lay.sequence, -1);
+        } else if (want == "token_classification") {
+            heads_[size_t(head_kind::token)] = classifier(lay.token, -1);
+        } else if (want == "question_answering") {
+            heads_[size_t(head_kind::span)] = classifier(lay.span, 2);
+        } else if (want == "pretraining") {
+            heads_[size_t(head_kind::token)] = classifier(lay.pretraining, 1);
+        }
+        for (const classifier_head& h : heads_)
+            if (h.out.w.data && (want == "sequence_classification" || want == "token_classification")) {
+                const int64_t n = h.n_outputs();
+                if (hp_.labels.empty())
+                    for (int64_t i = 0; i < n; ++i) hp_.labels.push_back("LABEL_" + std::to_string(i));
+                if (int64_t(hp_.labels.size()) != n)
+                    throw error(family_ + ": config.json names " + std::to_string(hp_.labels.size()) + " labels but the classifier has " +
+                                std::to_string(n) + " outputs");
+            }
         keep(s);
     }
     const encoder* as_encoder() const override { return this; }
-    const masked_lm* as_masked_lm() const override { return this; }
+    const masked_lm* as_masked_lm() const override { return has_mlm_ ? this : nullptr; }
+    const classifier_head* head(head_kind k) const override {
+        const classifier_head& h = heads_[size_t(k)];
+        return h.out.w.data ? &h : nullptr;
+    }
 
     void encode(const token_batch& in, float* x, arena& scratch, forward_trace* trace, const cancel_fn* cancel) const override {
         const int64_t B = in.n_seq, T = in.n_tokens, N = B * T, E = hp_.n_embd, F = hp_.n_ff, H = hp_.n_head, D = hp_.head_dim();
+        const int64_t Et = hp_.n_embd_token ? hp_.n_embd_token : E;
         check(in);
         scratch.reset();
-        float* tmp = scratch.alloc<float>(N * E);
+        float* tmp = scratch.alloc<float>(N * std::max(E, Et));
         float* q = scratch.alloc<float>(N * E);
         float* k = scratch.alloc<float>(N * E);
         float* v = scratch.alloc<float>(N * E);
@@ -83,21 +129,28 @@ public:
         int32_t* pos = scratch.alloc<int32_t>(N);
         uint8_t* valid = scratch.alloc<uint8_t>(N);  // padding keys are never attended
         for (int64_t b = 0; b < B; ++b)
-            for (int64_t t = 0; t < T; ++t) pos[b * T + t] = int32_t(t), valid[b * T + t] = t < in.lengths[size_t(b)];
+            for (int64_t t = 0; t < T; ++t) {
+                const bool real = t < in.lengths[size_t(b)];
+                // RoBERTa numbers real tokens from padding_idx + 1 and gives padding padding_idx
+                pos[b * T + t] = int32_t(position_offset_ == 0 ? t : real ? position_offset_ + t : position_offset_ - 1);
+                valid[b * T + t] = real;
+            }
         const bool padded = std::any_of(in.lengths.begin(), in.lengths.end(), [&](int64_t n) { return n < T; });
 
-        // embeddings
-        embed(word_emb_, in.ids.data(), N, x);
+        // embeddings (ELECTRA's are narrower, then projected to the hidden size)
+        float* e = Et == E ? x : a;
+        embed(word_emb_, in.ids.data(), N, e);
         embed(pos_emb_, pos, N, tmp);
-        add(x, tmp, N * E);
-        if (in.types.empty()) {  // token type 0 everywhere
+        add(e, tmp, N * Et);
+        if (type_emb_.data && in.types.empty()) {  // token type 0 everywhere
             dequantize_row(type_emb_, 0, tmp);
-            for (int64_t i = 0; i < N; ++i) add(x + i * E, tmp, E);
-        } else {
+            for (int64_t i = 0; i < N; ++i) add(e + i * Et, tmp, Et);
+        } else if (type_emb_.data) {
             embed(type_emb_, in.types.data(), N, tmp);
-            add(x, tmp, N * E);
+            add(e, tmp, N * Et);
         }
-        apply(emb_norm_, hp_.eps, x, N, E, x);
+        apply(emb_norm_, hp_.eps, e, N, Et, e);
+        if (Et != E) apply(projection_, e, N, x);
         if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
 
         for (int64_t l = 0; l < hp_.n_layer; ++l) {
@@ -127,43 +180,57 @@ public:
     }
 
     void mlm_logits(const float* hidden, int64_t n, float* logits, arena& scratch) const override {
-        const int64_t E = hp_.n_embd;
+        const int64_t Et = mlm_dense_.w.n_rows;
         scratch.reset();
-        float* h = scratch.alloc<float>(n * E);
+        float* h = scratch.alloc<float>(n * Et);
         apply(mlm_dense_, hidden, n, h);
-        activate(hp_.act, h, n * E);
-        apply(mlm_norm_, hp_.eps, h, n, E, h);
+        activate(mlm_act_, h, n * Et);
+        apply(mlm_norm_, hp_.eps, h, n, Et, h);
         apply(linear{mlm_decoder_, mlm_bias_}, h, n, logits);
     }
 
 private:
     void check(const token_batch& in) const {
-        const int64_t T = in.n_tokens;
-        if (in.n_seq < 1 || T < 1) throw error("bert: empty input");
-        if (T > hp_.n_ctx) throw error("bert: input is " + std::to_string(T) + " tokens, the model takes at most " + std::to_string(hp_.n_ctx));
+        const int64_t T = in.n_tokens, max_T = hp_.n_ctx - position_offset_;
+        const std::string& f = family_;
+        if (in.n_seq < 1 || T < 1) throw error(f + ": empty input");
+        if (T > max_T) throw error(f + ": input is " + std::to_string(T) + " tokens, the model takes at most " + std::to_string(max_T));
         if (int64_t(in.ids.size()) != in.n_seq * T || int64_t(in.lengths.size()) != in.n_seq || (!in.types.empty() && in.types.size() != in.ids.size()))
-            throw error("bert: batch arrays do not match its shape");
+            throw error(f + ": batch arrays do not match its shape");
         for (int64_t n : in.lengths)
-            if (n < 1 || n > T) throw error("bert: sequence length " + std::to_string(n) + " is outside [1, " + std::to_string(T) + "]");
+            if (n < 1 || n > T) throw error(f + ": sequence length " + std::to_string(n) + " is outside [1, " + std::to_string(T) + "]");
+        const int64_t n_types = type_emb_.data ? hp_.n_type_vocab : 1;
         for (size_t i = 0; i < in.ids.size(); ++i) {
-            if (in.ids[i] < 0 || in.ids[i] >= hp_.n_vocab) throw error("bert: token id " + std::to_string(in.ids[i]) + " is out of range");
-            if (!in.types.empty() && (in.types[i] < 0 || in.types[i] >= hp_.n_type_vocab))
-                throw error("bert: token type " + std::to_string(in.types[i]) + " is out of range (the model has " + std::to_string(hp_.n_type_vocab) + ")");
+            if (in.ids[i] < 0 || in.ids[i] >= hp_.n_vocab) throw error(f + ": token id " + std::to_string(in.ids[i]) + " is out of range");
+            if (!in.types.empty() && (in.types[i] < 0 || in.types[i] >= n_types))
+                throw error(f + ": token type " + std::to_string(in.types[i]) + " is out of range (the model has " + std::to_string(n_types) + ")");
         }
     }
 
-    matrix_view word_emb_;  // (V, E)
-    matrix_view pos_emb_;   // (P, E)
-    matrix_view type_emb_;  // (n_type_vocab, E)
+    std::string family_;
+    int64_t position_offset_ = 0;
+    matrix_view word_emb_;  // (V, Et)
+    matrix_view pos_emb_;   // (P, Et)
+    matrix_view type_emb_;  // (n_type_vocab, Et), or none
     norm emb_norm_;
+    linear projection_;     // (E, Et) when Et ≠ E
     std::vector<layer> layers_;
-    linear mlm_dense_;         // (E, E): cls.predictions.transform.dense
-    norm mlm_norm_;            // cls.predictions.transform.LayerNorm
-    matrix_view mlm_decoder_;  // (V, E): the word embeddings (tied) unless the file has its own
+    bool has_mlm_ = false;
+    linear mlm_dense_;         // (Et, E)
+    activation mlm_act_ = activation::gelu_erf;
+    norm mlm_norm_;
+    matrix_view mlm_decoder_;  // (V, Et): the word embeddings (tied) unless the file has its own
     const float* mlm_bias_ = nullptr;  // (V)
+    classifier_head heads_[3];  // by head_kind
 };
 
-hparams from_config(const json& j, const std::string& file) {
+}  // namespace
+
+std::unique_ptr<model> build_bert_encoder(const hparams& hp, const tensor_source& src, const storage_plan& plan, const bert_layout& layout) {
+    return std::make_unique<bert>(hp, src, plan, layout);
+}
+
+hparams bert_config(const json& j, const std::string& file) {
     hparams hp;
     hp.n_vocab = config_int(j, "vocab_size", 30522, file);
     hp.n_embd = config_int(j, "hidden_size", 768, file);
@@ -178,8 +245,25 @@ hparams from_config(const json& j, const std::string& file) {
     const std::string pos = config_string(j, "position_embedding_type", "absolute", file);
     if (pos != "absolute") throw error(file + ": position_embedding_type \"" + pos + "\" is not supported (only \"absolute\")");
     if (hp.n_type_vocab < 1) throw error(file + ": token type count = " + std::to_string(hp.n_type_vocab) + " is outside [1, 1024]");
+    read_encoder_head(j, file, hp);
     return hp;
 }
+
+namespace {
+
+bert_layout layout(const hparams& hp) {
+    bert_layout l;
+    l.family = "bert";
+    l.prefixes = {"bert.", ""};
+    l.mlm = {"cls.predictions.transform.dense", hp.act, "cls.predictions.decoder"};
+    l.mlm_norm = "cls.predictions.transform.LayerNorm";
+    l.mlm_bias = {"cls.predictions.bias", "cls.predictions.decoder.bias"};
+    l.sequence = {"pooler.dense", activation::tanh, "classifier"};
+    l.token = {"", activation::tanh, "classifier"};
+    return l;
+}
+
+hparams from_config(const json& j, const std::string& file) { return bert_config(j, file); }
 
 hparams from_gguf(const gguf_file& g) {
     hparams hp = gguf_common_hparams(g, "bert");
@@ -187,7 +271,9 @@ hparams from_gguf(const gguf_file& g) {
     const gguf_tensor* types = g.find("token_types.weight");
     hp.n_type_vocab = types && types->ne.size() == 2 ? types->ne[1] : 2;
     if (g.has("bert.attention.causal") && g.kv.at("bert.attention.causal").u != 0)
-        throw error(g.file_name + ": bert.attention.causal is true, which BERT fill-mask does not support");
+        throw error(g.file_name + ": bert.attention.causal is true, which a BERT encoder does not support");
+    // llama.cpp's BERT files are embedding models (no head); wasmformer's fill-mask files keep cls.predictions.*
+    hp.head = g.find("cls.predictions.bias") ? "masked_lm" : "";
     return hp;
 }
 
@@ -210,10 +296,13 @@ constexpr name_pair gguf_layer[] = {
 // names (cls.predictions.*) inside the GGUF file, which is wasmformer's convention for BERT fill-mask GGUFs.
 
 constexpr std::string_view model_types[] = {"bert"};
-constexpr std::string_view hf_architectures[] = {"BertForMaskedLM", "BertModel", "BertForPreTraining"};
+constexpr std::string_view hf_architectures[] = {"BertForMaskedLM", "BertModel", "BertForPreTraining", "BertForSequenceClassification",
+                                                 "BertForTokenClassification", "BertForQuestionAnswering"};
 constexpr std::string_view gguf_architectures[] = {"bert"};
 
-std::unique_ptr<model> build(const hparams& hp, const tensor_source& src, const storage_plan& plan) { return std::make_unique<bert>(hp, src, plan); }
+std::unique_ptr<model> build(const hparams& hp, const tensor_source& src, const storage_plan& plan) {
+    return build_bert_encoder(hp, src, plan, layout(hp));
+}
 
 }  // namespace
 

@@ -7,13 +7,16 @@
 namespace wf {
 
 namespace models {
-extern const architecture bert_architecture, gpt2_architecture;
+extern const architecture bert_architecture, distilbert_architecture, roberta_architecture, electra_architecture, gpt2_architecture;
 }
 
 namespace {
 // The table. One line per family.
 constexpr const architecture* kArchitectures[] = {
     &models::bert_architecture,
+    &models::distilbert_architecture,
+    &models::roberta_architecture,
+    &models::electra_architecture,
     &models::gpt2_architecture,
 };
 

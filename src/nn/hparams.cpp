@@ -18,6 +18,8 @@ void validate_hparams(const hparams& hp, const std::string& what) {
     cap("feed-forward size", hp.n_ff, 1, 65536);
     cap("position count", hp.n_ctx, 1, 8192);
     cap("token type count", hp.n_type_vocab, 0, 1024);
+    cap("token embedding width", hp.n_embd_token, 0, 8192);
+    cap("label count", int64_t(hp.labels.size()), 0, 1 << 16);
     if (hp.n_embd % hp.n_head != 0)
         throw error(what + ": the hidden size (" + std::to_string(hp.n_embd) + ") is not a multiple of the number of attention heads (" +
                     std::to_string(hp.n_head) + ")");
@@ -32,7 +34,9 @@ void validate_hparams(const hparams& hp, const std::string& what) {
 activation parse_activation(const std::string& name, const std::string& what, const char* key) {
     if (name == "gelu") return activation::gelu_erf;
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return activation::gelu_tanh;
-    throw error(what + ": " + key + " \"" + name + "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh)");
+    if (name == "relu") return activation::relu;
+    if (name == "tanh") return activation::tanh;
+    throw error(what + ": " + key + " \"" + name + "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, tanh)");
 }
 
 int64_t config_int(const json& j, const char* key, int64_t dflt, const std::string& file) {
@@ -68,6 +72,55 @@ hparams gguf_common_hparams(const gguf_file& g, const std::string& arch) {
     if (!emb || emb->ne.size() != 2) throw error(g.file_name + ": missing or malformed tensor \"token_embd.weight\"");
     hp.n_vocab = emb->ne[1];
     return hp;
+}
+
+void read_encoder_head(const json& j, const std::string& file, hparams& hp) {
+    static const std::pair<const char*, const char*> suffixes[] = {
+        {"ForMaskedLM", "masked_lm"}, {"ForSequenceClassification", "sequence_classification"},
+        {"ForTokenClassification", "token_classification"}, {"ForQuestionAnswering", "question_answering"},
+        {"ForPreTraining", "pretraining"}, {"Model", ""}};
+    hp.head.clear();
+    if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() && j["architectures"][0].is_string()) {
+        const std::string a = j["architectures"][0].get<std::string>();
+        bool known = false;
+        for (auto [suffix, head] : suffixes) {
+            const std::string_view s = suffix;
+            if (a.size() > s.size() && a.compare(a.size() - s.size(), s.size(), s) == 0) hp.head = head, known = true;
+            if (known) break;
+        }
+        if (!known) throw error(file + ": architecture \"" + a + "\" has a head this engine does not know");
+    }
+    // labels: id2label ({"0": "NEGATIVE", …}), else num_labels → LABEL_0 …
+    hp.labels.clear();
+    if (j.contains("id2label") && !j["id2label"].is_null()) {
+        const json& m = j["id2label"];
+        if (!m.is_object() || m.size() > (1u << 16)) throw error(file + ": id2label must be an object of at most 65536 labels");
+        hp.labels.resize(m.size());
+        std::vector<bool> seen(m.size());
+        for (auto it = m.begin(); it != m.end(); ++it) {
+            size_t id = 0, used = 0;
+            try {
+                id = std::stoul(it.key(), &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used == 0 || used != it.key().size() || id >= m.size() || seen[id])
+                throw error(file + ": id2label key \"" + it.key().substr(0, 40) + "\" is not one of the ids 0 … " + std::to_string(m.size() - 1));
+            if (!it.value().is_string()) throw error(file + ": id2label[\"" + it.key() + "\"] must be a string");
+            seen[id] = true;
+            hp.labels[id] = it.value().get<std::string>();
+        }
+    }
+    if (const int64_t n = config_int(j, "num_labels", -1, file); n >= 0) {
+        if (n > (1 << 16)) throw error(file + ": num_labels = " + std::to_string(n) + " is outside [0, 65536]");
+        if (!hp.labels.empty() && int64_t(hp.labels.size()) != n)
+            throw error(file + ": num_labels = " + std::to_string(n) + " but id2label has " + std::to_string(hp.labels.size()) + " labels");
+        for (int64_t i = int64_t(hp.labels.size()); i < n; ++i) hp.labels.push_back("LABEL_" + std::to_string(i));
+    }
+    const std::string problem = config_string(j, "problem_type", "", file);
+    if (!problem.empty() && problem != "single_label_classification" && problem != "multi_label_classification" && problem != "regression")
+        throw error(file + ": problem_type \"" + problem + "\" is not one of single_label_classification, multi_label_classification, regression");
+    hp.multi_label = problem == "multi_label_classification";
 }
 
 }  // namespace wf

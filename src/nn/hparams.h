@@ -5,13 +5,16 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/json.h"
 #include "formats/gguf.h"
 
 namespace wf {
 
-enum class activation { gelu_erf, gelu_tanh };
+// gelu_erf: BERT "gelu"; gelu_tanh: GPT-2 "gelu_new"; relu and tanh: classification heads (and DistilBERT's
+// "relu" feed-forward).
+enum class activation { gelu_erf, gelu_tanh, relu, tanh };
 
 struct hparams {
     std::string arch;          // the registry's name of the family ("bert", "gpt2")
@@ -26,6 +29,14 @@ struct hparams {
     float eps = 1e-12f;
     activation act = activation::gelu_erf;
     int64_t bos_token_id = -1, eos_token_id = -1, pad_token_id = -1;  // −1: not given
+    int64_t position_offset = 0;  // RoBERTa's positions start at pad_token_id + 1: it takes n_ctx − offset tokens
+    int64_t max_tokens() const { return n_ctx - position_offset; }
+    int64_t n_embd_token = 0;  // width of the token embeddings when it differs from n_embd (ELECTRA's embedding_size)
+    // What an encoder checkpoint was fine-tuned for: the head its config.json's architectures[0] names.
+    std::string head;                 // "masked_lm", "sequence_classification", "token_classification",
+                                      // "question_answering", "pretraining" (ELECTRA's discriminator), "" (none)
+    std::vector<std::string> labels;  // id2label in id order (classification heads)
+    bool multi_label = false;         // problem_type "multi_label_classification": sigmoid, not softmax
     int64_t head_dim() const { return n_embd / n_head; }
 };
 
@@ -33,7 +44,8 @@ struct hparams {
 // heads), ff ≤ 65536, positions ≤ 8192, token types ≤ 1024, hidden % heads == 0, eps in (0, 0.1], token ids < vocab.
 void validate_hparams(const hparams& hp, const std::string& what);
 
-// "gelu" → erf GELU; "gelu_new", "gelu_pytorch_tanh", "gelu_fast" → tanh GELU; else an error naming the key.
+// "gelu" → erf GELU; "gelu_new", "gelu_pytorch_tanh", "gelu_fast" → tanh GELU; "relu", "tanh"; else an error naming
+// the key.
 activation parse_activation(const std::string& name, const std::string& what, const char* key);
 
 // config.json fields: absent or null → the default; present → checked type (errors name the file and key).
@@ -45,5 +57,10 @@ std::string config_string(const json& j, const char* key, const std::string& dfl
 // ".feed_forward_length", ".attention.head_count", ".attention.head_count_kv" if present), n_vocab from
 // token_embd.weight's shape, and eps from ".attention.layer_norm_epsilon".
 hparams gguf_common_hparams(const gguf_file& g, const std::string& arch);
+
+// An encoder's task head from config.json: architectures[0] with the family's class prefix ("Bert", "Roberta", …)
+// names it (…ForMaskedLM, …ForSequenceClassification, …ForTokenClassification, …ForQuestionAnswering,
+// …ForPreTraining, …Model), and id2label / num_labels / problem_type give its labels. Unknown suffixes are errors.
+void read_encoder_head(const json& j, const std::string& file, hparams& hp);
 
 }  // namespace wf

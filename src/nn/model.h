@@ -56,6 +56,19 @@ public:
                         const cancel_fn* cancel = nullptr) const = 0;
 };
 
+// A task head over an encoder's last hidden states: an optional dense layer and activation, then the output layer.
+// Which rows it reads is the head's kind:
+//   sequence — each sequence's first token ([CLS], <s>) → (labels): text classification, NLI, zero-shot
+//   token    — every token → (labels): token classification (NER); ELECTRA's discriminator (1 output)
+//   span     — every token → (2): the start and end logits of extractive question answering
+enum class head_kind { sequence, token, span };
+struct classifier_head {
+    linear dense;                  // (E', E), or no matrix (w.data null): none
+    activation act = activation::tanh;
+    linear out;                    // (outputs, E')
+    int64_t n_outputs() const { return out.w.n_rows; }
+};
+
 class masked_lm : public encoder {
 public:
     // The masked-LM head on n rows of hidden states (n, E) → logits (n, V).
@@ -89,6 +102,8 @@ public:
     virtual const encoder* as_encoder() const { return nullptr; }
     virtual const masked_lm* as_masked_lm() const { return nullptr; }
     virtual const causal_lm* as_causal_lm() const { return nullptr; }
+    // The checkpoint's fine-tuned head of this kind, if it has one (hp().head says which it was trained for).
+    virtual const classifier_head* head(head_kind) const { return nullptr; }
     // Bytes of weights the model owns (converted or copied); the rest are views into the file bytes.
     int64_t weight_bytes() const { return weight_bytes_; }
     bool borrows_file_bytes() const { return borrows_; }

@@ -1,6 +1,7 @@
 #include "nn/ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -27,10 +28,28 @@ void apply(const norm& n, float eps, const float* x, int64_t T, int64_t width, f
     layer_norm(x, T, width, n.g, zeros.data(), eps, y);
 }
 
+namespace {
+// Heads' activations, over a few rows: plain loops.
+void relu(float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+void tanh_(float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+}
+}  // namespace
+
 void activate(activation a, float* x, int64_t n) {
-    void (*f)(float*, int64_t) = a == activation::gelu_erf ? gelu_erf : gelu_tanh;
+    void (*f)(float*, int64_t) = a == activation::gelu_erf ? gelu_erf : a == activation::gelu_tanh ? gelu_tanh : a == activation::relu ? relu : tanh_;
     if (n < min_parallel_work) return f(x, n);
     parallel_for(n, 4096, [&](int64_t b, int64_t e) { f(x + b, e - b); });
+}
+
+void apply(const classifier_head& h, const float* x, int64_t n, float* y, arena& scratch) {
+    if (!h.dense.w.data) return apply(h.out, x, n, y);
+    float* d = scratch.alloc<float>(n * h.dense.w.n_rows);
+    apply(h.dense, x, n, d);
+    activate(h.act, d, n * h.dense.w.n_rows);
+    apply(h.out, d, n, y);
 }
 
 void attend(attention_args a, forward_trace* trace, int layer) {

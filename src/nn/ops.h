@@ -18,6 +18,8 @@ void apply(const linear& l, const float* x, int64_t T, float* y);
 void apply(const norm& n, float eps, const float* x, int64_t T, int64_t width, float* y);
 // The activation, in place over n values.
 void activate(activation a, float* x, int64_t n);
+// A classifier head on n rows of hidden states (n, E) → (n, outputs); scratch holds the dense layer's output.
+void apply(const classifier_head& h, const float* x, int64_t n, float* y, arena& scratch);
 // Attention, heads split across threads; when the trace asks for this layer, the weights are recorded in it.
 void attend(attention_args a, forward_trace* trace, int layer);
 

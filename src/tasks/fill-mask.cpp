@@ -27,8 +27,8 @@ std::vector<std::vector<std::vector<fill_mask_candidate>>> fill_mask(const pipel
         for (size_t i = 0; i < ids[b].size(); ++i)
             if (ids[b][i] == mask) at[b].push_back(int64_t(i));
         if (at[b].empty()) throw error(which + "no " + tok.token(mask) + " token in the input");
-        if (int64_t(ids[b].size()) > pm.hp().n_ctx)
-            throw error(which + "input is " + std::to_string(ids[b].size()) + " tokens, the model takes at most " + std::to_string(pm.hp().n_ctx));
+        if (int64_t(ids[b].size()) > pm.hp().max_tokens())
+            throw error(which + "input is " + std::to_string(ids[b].size()) + " tokens, the model takes at most " + std::to_string(pm.hp().max_tokens()));
         T = std::max<int64_t>(T, int64_t(ids[b].size()));
     }
     std::vector<int32_t> target_ids;

@@ -1,5 +1,7 @@
 #include "tasks/options.h"
 
+#include "tasks/encoder-tasks.h"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -56,9 +58,19 @@ public:
     reader(const json& o, const char* call) : o_(o), call_(call) {
         if (!o.is_object()) throw error(std::string(call) + " options must be an object, got " + kind_of(o));
     }
-    void on(const char* name, const std::function<void(const json&)>& read) {
+    // null means the default, unless take_null (text-classification's top_k: null = every label, as transformers)
+    void on(const char* name, const std::function<void(const json&)>& read, bool take_null = false) {
         known_.push_back(name);
-        if (o_.contains(name) && !o_[name].is_null()) read(o_[name]);
+        if (o_.contains(name) && (take_null || !o_[name].is_null())) read(o_[name]);
+    }
+    template <class E>
+    E choice(const char* name, const json& v, std::initializer_list<std::pair<const char*, E>> values) const {
+        std::string all;
+        for (auto& [n, e] : values) {
+            if (v.is_string() && v.get<std::string>() == n) return e;
+            all += (all.empty() ? "" : ", ") + std::string(n);
+        }
+        bad(name, v, "one of " + all);
     }
     void finish() const {
         for (auto it = o_.begin(); it != o_.end(); ++it) {
@@ -159,6 +171,67 @@ load_options parse_load_options(const json& o) {
     r.on("memory_budget", [&](const json& v) { l.memory_budget = r.integer("memory_budget", v, 0, std::numeric_limits<int64_t>::max()); });
     r.finish();
     return l;
+}
+
+feature_extraction_options parse_feature_extraction_options(const json& o) {
+    feature_extraction_options f;
+    reader r(o, "feature-extraction");
+    r.on("pooling", [&](const json& v) { f.pool = r.choice<pooling>("pooling", v, {{"none", pooling::none}, {"mean", pooling::mean}, {"cls", pooling::cls}}); });
+    r.on("normalize", [&](const json& v) { f.normalize = r.boolean("normalize", v); });
+    r.finish();
+    return f;
+}
+
+text_classification_options parse_text_classification_options(const json& o) {
+    text_classification_options t;
+    reader r(o, "text-classification");
+    r.on("top_k", [&](const json& v) { t.top_k = v.is_null() ? 0 : r.integer("top_k", v, 0, kMaxI); }, true);
+    r.on("function_to_apply", [&](const json& v) {
+        t.function = r.choice<score_function>("function_to_apply", v, {{"default", score_function::automatic}, {"softmax", score_function::softmax},
+                                                                        {"sigmoid", score_function::sigmoid}, {"none", score_function::none}});
+    });
+    r.finish();
+    return t;
+}
+
+token_classification_options parse_token_classification_options(const json& o) {
+    token_classification_options t;
+    reader r(o, "token-classification");
+    r.on("aggregation_strategy", [&](const json& v) {
+        t.strategy = r.choice<aggregation>("aggregation_strategy", v, {{"none", aggregation::none}, {"simple", aggregation::simple},
+                                                                       {"first", aggregation::first}, {"average", aggregation::average},
+                                                                       {"max", aggregation::max}});
+    });
+    r.on("ignore_labels", [&](const json& v) { t.ignore_labels = r.strings("ignore_labels", v); });
+    r.finish();
+    return t;
+}
+
+question_answering_options parse_question_answering_options(const json& o) {
+    question_answering_options q;
+    reader r(o, "question-answering");
+    r.on("top_k", [&](const json& v) { q.top_k = r.integer("top_k", v, 1, kMaxI); });
+    r.on("doc_stride", [&](const json& v) { q.doc_stride = r.integer("doc_stride", v, 0, kMaxI); });
+    r.on("max_answer_len", [&](const json& v) { q.max_answer_len = r.integer("max_answer_len", v, 1, kMaxI); });
+    r.on("max_seq_len", [&](const json& v) { q.max_seq_len = r.integer("max_seq_len", v, 1, kMaxI); });
+    r.on("max_question_len", [&](const json& v) { q.max_question_len = r.integer("max_question_len", v, 1, kMaxI); });
+    r.on("handle_impossible_answer", [&](const json& v) { q.handle_impossible_answer = r.boolean("handle_impossible_answer", v); });
+    r.finish();
+    return q;
+}
+
+zero_shot_options parse_zero_shot_options(const json& o) {
+    zero_shot_options z;
+    reader r(o, "zero-shot-classification");
+    r.on("hypothesis_template", [&](const json& v) {
+        if (!v.is_string()) r.bad("hypothesis_template", v, "a string");
+        z.hypothesis_template = v.get<std::string>();
+        if (z.hypothesis_template.find("{}") == std::string::npos)
+            throw error("zero-shot-classification: hypothesis_template \"" + z.hypothesis_template.substr(0, 60) + "\" has no {} for the label");
+    });
+    r.on("multi_label", [&](const json& v) { z.multi_label = r.boolean("multi_label", v); });
+    r.finish();
+    return z;
 }
 
 }  // namespace wf

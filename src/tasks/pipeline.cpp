@@ -1,6 +1,7 @@
 #include "tasks/pipeline.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "tokenizers/load.h"
 
@@ -17,9 +18,45 @@ pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const 
         pm.loaded = load_model(files, opt);
         pm.tok = load_tokenizer(*files);
     }
+    pm.sentence = read_sentence_embedding_config(*files);
     if (pm.tok->vocab_size() > pm.hp().n_vocab)
         throw error("the tokenizer has " + std::to_string(pm.tok->vocab_size()) + " tokens but the model only " + std::to_string(pm.hp().n_vocab));
     return pm;
+}
+
+namespace {
+constexpr const char* kModules = "modules.json";
+constexpr const char* kPooling = "1_Pooling/config.json";
+}  // namespace
+
+sentence_embedding_config read_sentence_embedding_config(const file_set& files) {
+    sentence_embedding_config c;
+    if (!files.has(kModules)) return c;
+    const json m = parse_json_strict(files.text(kModules), kModules, 1 << 20);
+    if (!m.is_array()) throw error(std::string(kModules) + ": must be a list of modules");
+    for (const json& e : m) {
+        if (!e.is_object() || !e.contains("type") || !e["type"].is_string()) throw error(std::string(kModules) + ": every module needs a type");
+        const std::string type = e["type"].get<std::string>(), path = e.contains("path") && e["path"].is_string() ? e["path"].get<std::string>() : "";
+        if (type == "sentence_transformers.models.Normalize") {
+            c.normalize = true;
+        } else if (type == "sentence_transformers.models.Pooling") {
+            const std::string file = path + "/config.json";
+            if (file != kPooling) throw error(std::string(kModules) + ": the Pooling module is at \"" + path + "\"; only 1_Pooling is read");
+            if (!files.has(file)) throw error(std::string(kModules) + " names a Pooling module, but " + file + " is missing");
+            const json p = parse_json_strict(files.text(file), file, 1 << 20);
+            if (!p.is_object()) throw error(file + ": must be a JSON object");
+            auto on = [&](const char* k) { return p.contains(k) && p[k] == true; };
+            int modes = 0;
+            for (auto [key, name] : {std::pair{"pooling_mode_mean_tokens", "mean"}, {"pooling_mode_cls_token", "cls"}, {"pooling_mode_max_tokens", "max"}})
+                if (on(key)) c.pooling = name, ++modes;
+            for (const char* k : {"pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"})
+                if (on(k)) throw error(file + ": " + k + " is not supported (mean, cls and max pooling are)");
+            if (modes != 1) throw error(file + ": exactly one pooling mode must be on (mean, cls or max), found " + std::to_string(modes));
+        } else if (type != "sentence_transformers.models.Transformer") {
+            throw error(std::string(kModules) + ": module type \"" + type + "\" is not supported (Transformer, Pooling, Normalize are)");
+        }
+    }
+    return c;
 }
 
 std::vector<std::string> select_files(const std::vector<std::string>& available, bool weights) {
@@ -40,6 +77,10 @@ std::vector<std::string> select_files(const std::vector<std::string>& available,
     const auto tok = tokenizer_files(available);
     if (tok.empty()) throw error("the model has no tokenizer (tokenizer.json, vocab.txt, or vocab.json + merges.txt)");
     out.insert(out.end(), tok.begin(), tok.end());
+    if (weights && has(kModules)) {
+        out.push_back(kModules);
+        if (has(kPooling)) out.push_back(kPooling);
+    }
     return out;
 }
 
@@ -47,12 +88,24 @@ std::vector<std::string> candidate_files(bool weights) {
     std::vector<std::string> out = {"config.json"};
     if (weights) out.insert(out.end(), {"model.safetensors.index.json", "model.safetensors"});
     for (auto& n : tokenizer_candidates()) out.push_back(n);
+    if (weights) out.insert(out.end(), {kModules, kPooling});
     return out;
 }
 
 std::vector<std::string> supported_tasks(const model& m) {
     std::vector<std::string> t;
+    if (m.as_encoder()) t.push_back("feature-extraction");
     if (m.as_masked_lm()) t.push_back("fill-mask");
+    if (m.head(head_kind::sequence)) {
+        t.push_back("text-classification");
+        for (const std::string& l : m.hp().labels)  // an NLI model: an "entailment" label
+            if (l.size() >= 6 && std::equal(l.begin(), l.begin() + 6, "entail", [](char a, char b) { return std::tolower((unsigned char)a) == b; })) {
+                t.push_back("zero-shot-classification");
+                break;
+            }
+    }
+    if (m.head(head_kind::token) && m.hp().head == "token_classification") t.push_back("token-classification");
+    if (m.head(head_kind::span)) t.push_back("question-answering");
     if (m.as_causal_lm()) t.push_back("text-generation");
     return t;
 }
@@ -74,6 +127,18 @@ void check_text_size(std::string_view text, const std::string& which) {
 const masked_lm& need_masked_lm(const pipeline_model& pm, const char* task) {
     if (const masked_lm* m = pm.m().as_masked_lm()) return *m;
     unsupported(pm, task, "a masked language model");
+}
+
+const encoder& need_encoder(const pipeline_model& pm, const char* task) {
+    if (const encoder* m = pm.m().as_encoder()) return *m;
+    unsupported(pm, task, "an encoder");
+}
+
+const classifier_head& need_head(const pipeline_model& pm, head_kind k, const char* task) {
+    if (const classifier_head* h = pm.m().head(k)) return *h;
+    unsupported(pm, task, k == head_kind::sequence ? "a sequence classification head (…ForSequenceClassification)"
+                          : k == head_kind::token  ? "a token classification head (…ForTokenClassification)"
+                                                   : "a question answering head (…ForQuestionAnswering)");
 }
 
 const causal_lm& need_causal_lm(const pipeline_model& pm, const char* task) {

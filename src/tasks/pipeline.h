@@ -11,9 +11,17 @@
 
 namespace wf {
 
+// What a sentence-transformers folder says about its embeddings (modules.json, 1_Pooling/config.json): how to pool
+// the token states ("mean", "cls", "max"; "" without the files) and whether to L2-normalize.
+struct sentence_embedding_config {
+    std::string pooling;
+    bool normalize = false;
+};
+
 struct pipeline_model {
     loaded_model loaded;
     std::unique_ptr<tokenizer> tok;
+    sentence_embedding_config sentence;
     const model& m() const { return *loaded.m; }
     const hparams& hp() const { return loaded.m->hp(); }
 };
@@ -22,9 +30,11 @@ struct pipeline_model {
 pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const load_options& opt = {});
 
 // The files a pipeline (weights = true) or a tokenizer alone loads, of those `available`: one .gguf file, or
-// config.json, model.safetensors.index.json or model.safetensors, and a tokenizer's files (tokenizers/load.h).
+// config.json, model.safetensors.index.json or model.safetensors, a tokenizer's files (tokenizers/load.h) and a
+// sentence-transformers folder's modules.json and 1_Pooling/config.json.
 // The shards an index names are read from the index by the caller. Errors name what is missing.
 std::vector<std::string> select_files(const std::vector<std::string>& available, bool weights);
+sentence_embedding_config read_sentence_embedding_config(const file_set& files);
 // Every file name select_files may pick, for sources that cannot list a folder and must ask for each.
 std::vector<std::string> candidate_files(bool weights);
 
@@ -32,6 +42,8 @@ std::vector<std::string> candidate_files(bool weights);
 std::vector<std::string> supported_tasks(const model& m);
 const masked_lm& need_masked_lm(const pipeline_model& pm, const char* task);
 const causal_lm& need_causal_lm(const pipeline_model& pm, const char* task);
+const encoder& need_encoder(const pipeline_model& pm, const char* task);
+const classifier_head& need_head(const pipeline_model& pm, head_kind k, const char* task);
 
 // A task's input text, checked before tokenization: at most 1 MiB (no model here takes more than a few thousand
 // tokens, and tokenizing is proportional to the bytes). `which`: "" or "text 2: " for a batch.

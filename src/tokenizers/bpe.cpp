@@ -151,7 +151,7 @@ bpe_tokenizer::bpe_tokenizer(const std::unordered_map<std::string, int32_t>& voc
     }
 }
 
-void bpe_tokenizer::bpe(std::string_view piece, std::vector<int32_t>& out) const {
+void bpe_tokenizer::bpe(std::string_view piece, std::vector<int32_t>& out, std::vector<token_span>* offsets, int32_t at) const {
     const int n = int(piece.size());
     std::vector<int32_t> id(static_cast<size_t>(n)), prev(static_cast<size_t>(n)), next(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
@@ -180,11 +180,30 @@ void bpe_tokenizer::bpe(std::string_view piece, std::vector<int32_t>& out) const
         if (prev[size_t(l)] >= 0) push(prev[size_t(l)]);
         push(l);
     }
-    for (int k = 0; k < n; k = next[size_t(k)]) out.push_back(id[size_t(k)]);
+    for (int k = 0; k < n; k = next[size_t(k)]) {
+        out.push_back(id[size_t(k)]);
+        if (!offsets) continue;
+        token_span span{at + k, at + next[size_t(k)]};
+        if (trim_offsets_)  // RoBERTa: the span leaves out the token's leading spaces (unless it is nothing else)
+            while (span.begin + 1 < span.end && piece[size_t(span.begin - at)] == ' ') ++span.begin;
+        offsets->push_back(span);
+    }
 }
 
-void bpe_tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) const {
-    for (const std::string& piece : pre_tokenize(text, pre_)) bpe(piece, out);
+void bpe_tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets,
+                                std::vector<int32_t>* words) const {
+    // The pieces are the text cut in order (ill-formed UTF-8 bytes come back as U+FFFD: offsets then clamp to the text).
+    int32_t at = 0, n = 0;
+    for (const std::string& piece : pre_tokenize(text, pre_)) {
+        const size_t first = offsets ? offsets->size() : 0, first_id = out.size();
+        bpe(piece, out, offsets, at);
+        if (words) words->insert(words->end(), out.size() - first_id, n);
+        ++n;
+        at += int32_t(piece.size());
+        if (offsets)
+            for (size_t i = first; i < offsets->size(); ++i)
+                (*offsets)[i] = {std::min((*offsets)[i].begin, int32_t(text.size())), std::min((*offsets)[i].end, int32_t(text.size()))};
+    }
 }
 
 std::string bpe_tokenizer::token_bytes(int32_t id) const {

@@ -33,10 +33,11 @@ public:
     static std::vector<std::string> pre_tokenize(std::string_view text, pre_tokenizer kind = pre_tokenizer::gpt2);
 
 protected:
-    void encode_text(std::string_view text, std::vector<int32_t>& out) const override;
+    void encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets, std::vector<int32_t>* words) const override;
 
 private:
-    void bpe(std::string_view piece, std::vector<int32_t>& out) const;
+    // piece: its bytes start at `at` in the text
+    void bpe(std::string_view piece, std::vector<int32_t>& out, std::vector<token_span>* offsets, int32_t at) const;
     pre_tokenizer pre_;
     int32_t byte_token_[256];
     std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;  // (left, right) → (rank, merged id)

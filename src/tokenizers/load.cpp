@@ -48,6 +48,8 @@ const role kRoles[] = {
 // What tokenizer_config.json (or special_tokens_map.json) says: role → token text, and BERT's casing.
 struct tokenizer_config {
     std::vector<std::pair<const role*, std::string>> roles;
+    std::vector<const role*> lstrip;  // roles whose token takes the whitespace before it (RoBERTa's mask)
+    std::string tokenizer_class;
     std::optional<bool> lowercase, strip_accents;
 };
 
@@ -64,8 +66,10 @@ tokenizer_config read_config(const file_set& files) {
             if (!text.is_string()) throw error(std::string(name) + ": " + r.key + " must be a token text, got " + v.dump().substr(0, 60));
             std::erase_if(c.roles, [&](auto& e) { return e.first == &r; });
             c.roles.emplace_back(&r, text.get<std::string>());
+            if (v.is_object() && v.contains("lstrip") && v["lstrip"].is_boolean() && v["lstrip"].get<bool>()) c.lstrip.push_back(&r);
         }
         if (j.contains("do_lower_case") && j["do_lower_case"].is_boolean()) c.lowercase = j["do_lower_case"].get<bool>();
+        if (j.contains("tokenizer_class") && j["tokenizer_class"].is_string()) c.tokenizer_class = j["tokenizer_class"].get<std::string>();
         // the model's position table bounds the input; model_max_length is not used, but a value that cannot be a
         // length is a broken file (1e30, Hugging Face's "unknown", is fine)
         if (j.contains("model_max_length") && !j["model_max_length"].is_null() &&
@@ -92,14 +96,15 @@ void assign_roles(tokenizer& t, const tokenizer_config& cfg, const std::string& 
                     found.*r.id = *id;
                     break;
                 }
-        if (found.*r.id >= 0) t.add_token_text(t.token(found.*r.id), found.*r.id);
+        const bool lstrip = std::find(cfg.lstrip.begin(), cfg.lstrip.end(), &r) != cfg.lstrip.end();
+        if (found.*r.id >= 0) t.add_token_text(t.token(found.*r.id), found.*r.id, true, lstrip);
     }
     t.set_special(found);
 }
 
-// BERT's template ([CLS] … [SEP]) when the tokenizer has both.
+// BERT's template ([CLS] … [SEP], [CLS] A [SEP] B [SEP]) when the tokenizer has both.
 void bert_template(tokenizer& t) {
-    if (t.special().cls >= 0 && t.special().sep >= 0) t.set_template({{t.special().cls}, {t.special().sep}});
+    if (t.special().cls >= 0 && t.special().sep >= 0) t.set_template(special_template::bert(t.special().cls, t.special().sep));
 }
 
 // ----------------------------------------------------------------------------------------------- file formats
@@ -172,33 +177,47 @@ special_template read_post_processor(const json& p, const tokenizer& t, const st
     if (type == "BertProcessing" || type == "RobertaProcessing") {
         found.cls = token(json_field(p, "cls", file + " post_processor"), "cls");
         found.sep = token(json_field(p, "sep", file + " post_processor"), "sep");
-        return {{found.cls}, {found.sep}};
+        return type == "BertProcessing" ? special_template::bert(found.cls, found.sep) : special_template::roberta(found.cls, found.sep);
     }
     if (type == "TemplateProcessing") {
         const json& single = json_field(p, "single", file + " post_processor");
         const json& specials = p.contains("special_tokens") ? p["special_tokens"] : json::object();
         if (!single.is_array() || !specials.is_object()) throw error(file + ": post_processor TemplateProcessing is malformed");
+        // a template's pieces → the special ids before, between and after the texts ($A, $B), and $B's type
+        auto read = [&](const json& tmpl, std::vector<int32_t>* parts[3], int32_t* type_b) {
+            int at = 0;
+            for (const json& piece : tmpl) {
+                if (piece.is_object() && piece.contains("Sequence")) {
+                    const json& q = piece["Sequence"];
+                    if (type_b && q.is_object() && q.contains("id") && q["id"] == "B" && q.contains("type_id") && q["type_id"].is_number_integer())
+                        *type_b = int32_t(std::clamp<int64_t>(q["type_id"].get<int64_t>(), 0, 1023));
+                    at = std::min(at + 1, 2);
+                    continue;
+                }
+                if (!piece.is_object() || !piece.contains("SpecialToken") || !piece["SpecialToken"].is_object())
+                    throw error(file + ": post_processor template piece " + piece.dump().substr(0, 60) + " is not understood");
+                const std::string name = json_string(piece["SpecialToken"], "id", file + " post_processor");
+                if (!specials.contains(name) || !specials[name].is_object() || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
+                    throw error(file + ": post_processor names special token \"" + name + "\" without its ids");
+                for (const json& id : specials[name]["ids"]) {
+                    if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= t.vocab_size())
+                        throw error(file + ": post_processor special token \"" + name + "\" has id " + id.dump() + ", not in the vocabulary");
+                    parts[at]->push_back(int32_t(id.get<int64_t>()));
+                }
+            }
+        };
         special_template out;
-        bool after = false;
-        for (const json& piece : single) {
-            if (piece.is_object() && piece.contains("Sequence")) {
-                after = true;
-                continue;
-            }
-            if (!piece.is_object() || !piece.contains("SpecialToken") || !piece["SpecialToken"].is_object())
-                throw error(file + ": post_processor template piece " + piece.dump().substr(0, 60) + " is not understood");
-            const std::string name = json_string(piece["SpecialToken"], "id", file + " post_processor");
-            if (!specials.contains(name) || !specials[name].is_object() || !specials[name].contains("ids") || !specials[name]["ids"].is_array())
-                throw error(file + ": post_processor names special token \"" + name + "\" without its ids");
-            for (const json& id : specials[name]["ids"]) {
-                if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= t.vocab_size())
-                    throw error(file + ": post_processor special token \"" + name + "\" has id " + id.dump() + ", not in the vocabulary");
-                (after ? out.after : out.before).push_back(int32_t(id.get<int64_t>()));
-            }
+        std::vector<int32_t> unused;
+        std::vector<int32_t>* single_parts[3] = {&out.before, &out.after, &unused};
+        read(single, single_parts, nullptr);
+        if (p.contains("pair") && p["pair"].is_array()) {
+            std::vector<int32_t>* pair_parts[3] = {&out.pair_before, &out.pair_middle, &out.pair_after};
+            read(p["pair"], pair_parts, &out.type_b);
+            out.has_pair = true;
         }
         return out;
     }
-    if (type == "ByteLevel") return {};  // offsets only
+    if (type == "ByteLevel") return {};  // offsets only (trim_offsets is read by the caller)
     if (type == "Sequence") {
         special_template out;
         const json& ps = json_field(p, "processors", file + " post_processor");
@@ -247,7 +266,7 @@ std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::stri
     struct added_token {
         std::string content;
         int32_t id;
-        bool special;
+        bool special, lstrip, rstrip;
     };
     std::vector<added_token> added;
     if (j.contains("added_tokens")) {
@@ -257,7 +276,9 @@ std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::stri
             const std::string content = json_string(a, "content", file + " added token");
             if (content.empty() || content.size() > 1024) throw error(file + ": added token content must be 1 to 1024 bytes");
             const bool special = !a.contains("special") || !a["special"].is_boolean() || a["special"].get<bool>();
-            added.push_back({content, int32_t(json_int(a, "id", file + " added token \"" + content + "\"", 0, 1 << 22)), special});
+            auto flag = [&](const char* k) { return a.contains(k) && a[k].is_boolean() && a[k].get<bool>(); };
+            added.push_back({content, int32_t(json_int(a, "id", file + " added token \"" + content + "\"", 0, 1 << 22)), special, flag("lstrip"),
+                             flag("rstrip")});
         }
     }
     const json& vocab = json_field(model, "vocab", file + " model");
@@ -326,10 +347,17 @@ std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::stri
     for (auto& a : added) {
         if (a.id >= tok->vocab_size() || tok->token(a.id) != a.content)
             throw error(file + ": added token \"" + a.content + "\" has id " + std::to_string(a.id) + ", which the vocabulary gives to another token");
-        tok->add_token_text(a.content, a.id, a.special);
+        tok->add_token_text(a.content, a.id, a.special, a.lstrip, a.rstrip);
     }
     special_tokens found;
-    const special_template tmpl = read_post_processor(j.contains("post_processor") ? j["post_processor"] : json(), *tok, file, found);
+    const json post = j.contains("post_processor") ? j["post_processor"] : json();
+    const special_template tmpl = read_post_processor(post, *tok, file, found);
+    // RobertaProcessing / ByteLevel with trim_offsets (alone or in a Sequence): offsets without leading spaces
+    auto trims = [](const json& q) { return q.is_object() && q.contains("trim_offsets") && q["trim_offsets"] == true; };
+    bool trim = trims(post);
+    if (post.is_object() && post.contains("processors") && post["processors"].is_array())
+        for (const json& q : post["processors"]) trim = trim || trims(q);
+    tok->set_trim_offsets(trim && tok->is_byte_level());
     assign_roles(*tok, cfg, file, found);
     tok->set_template(tmpl);
     return tok;
@@ -378,6 +406,14 @@ std::unique_ptr<tokenizer> load_tokenizer(const file_set& files) {
     if (files.has("vocab.json") && files.has("merges.txt")) {
         auto tok = gpt2_files(files.text("vocab.json"), files.text("merges.txt"));
         assign_roles(*tok, cfg, "vocab.json");
+        // RoBERTa's files are GPT-2's format with <s> … </s> around every text (and offsets without the leading
+        // space); GPT-2's vocabulary has neither token
+        const bool roberta = cfg.tokenizer_class.rfind("Roberta", 0) == 0 || cfg.tokenizer_class.rfind("Bart", 0) == 0 ||
+                             cfg.tokenizer_class.rfind("Longformer", 0) == 0 || (tok->token_id("<s>") && tok->token_id("</s>"));
+        if (roberta && tok->special().cls >= 0 && tok->special().sep >= 0) {
+            tok->set_template(special_template::roberta(tok->special().cls, tok->special().sep));
+            tok->set_trim_offsets(true);
+        }
         return tok;
     }
     throw error("no tokenizer: expected tokenizer.json, vocab.txt, or vocab.json + merges.txt");

@@ -35,40 +35,42 @@ void tokenizer::set_special(const special_tokens& s) {
 }
 
 void tokenizer::set_template(special_template t) {
-    for (int32_t id : t.before) check_id(id, "template token");
-    for (int32_t id : t.after) check_id(id, "template token");
+    for (const auto* part : {&t.before, &t.after, &t.pair_before, &t.pair_middle, &t.pair_after})
+        for (int32_t id : *part) check_id(id, "template token");
     template_ = std::move(t);
 }
 
-void tokenizer::add_token_text(std::string text, int32_t id, bool special) {
+void tokenizer::add_token_text(std::string text, int32_t id, bool special, bool lstrip, bool rstrip) {
     check_id(id, "added token");
     if (text.empty()) return;
-    for (auto& [t, i] : texts_)
-        if (t == text) {
-            i = id;
-            text.clear();
-        }
-    if (!text.empty()) {
-        texts_.emplace_back(std::move(text), id);
-        std::stable_sort(texts_.begin(), texts_.end(), [](auto& a, auto& b) { return a.first.size() > b.first.size(); });
+    bool known = false;
+    for (token_text& t : texts_)
+        if (t.text == text) t.id = id, t.lstrip = t.lstrip || lstrip, t.rstrip = t.rstrip || rstrip, known = true;
+    if (!known) {
+        texts_.push_back({std::move(text), id, lstrip, rstrip});
+        std::stable_sort(texts_.begin(), texts_.end(), [](auto& a, auto& b) { return a.text.size() > b.text.size(); });
     }
     if (special && !is_special(id)) special_ids_.insert(std::upper_bound(special_ids_.begin(), special_ids_.end(), id), id);
 }
 
 std::vector<std::pair<std::string_view, int32_t>> tokenizer::split_special(std::string_view text) const {
+    auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
     std::vector<std::pair<std::string_view, int32_t>> out;
     size_t start = 0, i = 0;
     while (i < text.size()) {
         bool hit = false;
-        for (auto& [s, id] : texts_) {  // longest first
-            if (text.compare(i, s.size(), s) == 0) {
-                if (i > start) out.emplace_back(text.substr(start, i - start), -1);
-                out.emplace_back(text.substr(i, s.size()), id);
-                i += s.size();
-                start = i;
-                hit = true;
-                break;
-            }
+        for (const token_text& t : texts_) {  // longest first
+            if (text.compare(i, t.text.size(), t.text) != 0) continue;
+            size_t from = i, to = i + t.text.size();
+            if (t.lstrip)
+                while (from > start && space(text[from - 1])) --from;
+            if (t.rstrip)
+                while (to < text.size() && space(text[to])) ++to;
+            if (from > start) out.emplace_back(text.substr(start, from - start), -1);
+            out.emplace_back(text.substr(from, to - from), t.id);
+            i = start = to;
+            hit = true;
+            break;
         }
         if (!hit) ++i;
     }
@@ -87,6 +89,59 @@ std::vector<int32_t> tokenizer::encode(std::string_view text, bool add_special_t
     }
     if (add_special_tokens) ids.insert(ids.end(), template_.after.begin(), template_.after.end());
     return ids;
+}
+
+encoding tokenizer::encode_offsets(std::string_view text) const {
+    if (text.size() > max_text_bytes)
+        throw error("text is " + std::to_string(text.size()) + " bytes, over the tokenizer's limit of " + std::to_string(max_text_bytes) + " (64 MiB)");
+    encoding e;
+    int32_t word = 0;  // words are numbered across the whole text
+    for (auto& [seg, id] : split_special(text)) {
+        const auto at = int32_t(seg.data() - text.data());
+        if (id >= 0) {
+            e.ids.push_back(id);
+            e.offsets.push_back({at, at + int32_t(seg.size())});
+            e.words.push_back(word++);
+            continue;
+        }
+        const size_t first = e.offsets.size();
+        encode_text(seg, e.ids, &e.offsets, &e.words);
+        for (size_t i = first; i < e.offsets.size(); ++i) e.offsets[i].begin += at, e.offsets[i].end += at, e.words[i] += word;
+        if (e.words.size() > first) word = e.words.back() + 1;
+    }
+    return e;
+}
+
+int64_t tokenizer::template_size(bool pair) const {
+    const special_template& t = template_;
+    return pair ? int64_t(t.pair_before.size() + t.pair_middle.size() + t.pair_after.size()) : int64_t(t.before.size() + t.after.size());
+}
+
+model_input tokenizer::apply_template(const encoding& a, const encoding* b) const {
+    const special_template& t = template_;
+    if (b && !t.has_pair) throw error("this tokenizer takes one text at a time, not a pair of texts");
+    model_input m;
+    auto specials = [&](const std::vector<int32_t>& ids, int32_t type) {
+        for (int32_t id : ids) m.ids.push_back(id), m.types.push_back(type), m.offsets.push_back({}), m.sequence.push_back(-1), m.words.push_back(-1);
+    };
+    auto text = [&](const encoding& e, int32_t type, int8_t seq) {
+        m.ids.insert(m.ids.end(), e.ids.begin(), e.ids.end());
+        m.offsets.insert(m.offsets.end(), e.offsets.begin(), e.offsets.end());
+        m.types.insert(m.types.end(), e.ids.size(), type);
+        m.sequence.insert(m.sequence.end(), e.ids.size(), seq);
+        m.words.insert(m.words.end(), e.words.begin(), e.words.end());
+        m.words.resize(m.ids.size(), -1);  // an encoding built without words
+    };
+    specials(b ? t.pair_before : t.before, 0);
+    text(a, 0, 0);
+    if (!b) {
+        specials(t.after, 0);
+        return m;
+    }
+    specials(t.pair_middle, 0);
+    text(*b, t.type_b, 1);
+    specials(t.pair_after, t.type_b);
+    return m;
 }
 
 std::string utf8_stream::push(std::string_view bytes) {

@@ -22,9 +22,34 @@ struct special_tokens {
 };
 
 // What encode(text, true) puts around a text: Hugging Face's post-processor ([CLS] … [SEP] for BERT, <s> … </s>
-// for RoBERTa, BOS for Llama, nothing for GPT-2).
+// for RoBERTa, BOS for Llama, nothing for GPT-2), and around a pair of texts (pair_before A pair_middle B
+// pair_after: BERT [CLS] A [SEP] B [SEP], RoBERTa <s> A </s></s> B </s>). Token types: 0 up to B, then type_b.
 struct special_template {
     std::vector<int32_t> before, after;
+    std::vector<int32_t> pair_before, pair_middle, pair_after;
+    int32_t type_b = 1;
+    bool has_pair = false;  // false: the tokenizer takes no pairs (GPT-2)
+    static special_template bert(int32_t cls, int32_t sep) { return {{cls}, {sep}, {cls}, {sep}, {sep}, 1, true}; }
+    static special_template roberta(int32_t cls, int32_t sep) { return {{cls}, {sep}, {cls}, {sep, sep}, {sep}, 0, true}; }
+};
+
+// Bytes [begin, end) of the text a token came from.
+struct token_span {
+    int32_t begin = 0, end = 0;
+    bool operator==(const token_span&) const = default;
+};
+// A text's tokens without the template, with where each came from.
+struct encoding {
+    std::vector<int32_t> ids;
+    std::vector<token_span> offsets;  // into the encoded text
+    std::vector<int32_t> words;       // the pre-tokenizer's word each token belongs to (0, 1, …; Hugging Face's word_ids)
+};
+// One or two encodings inside the template: what the model reads.
+struct model_input {
+    std::vector<int32_t> ids, types;
+    std::vector<token_span> offsets;  // into the token's own text; (0, 0) for the template's tokens
+    std::vector<int8_t> sequence;     // −1: a template token; 0: the first text; 1: the second
+    std::vector<int32_t> words;       // the word in its own text (encoding::words); −1 for the template's tokens
 };
 
 class tokenizer {
@@ -33,6 +58,15 @@ public:
     // Texts over max_text_bytes are refused before any work (tasks refuse theirs sooner: task_max_text_bytes).
     static constexpr size_t max_text_bytes = size_t(64) << 20;
     std::vector<int32_t> encode(std::string_view text, bool add_special_tokens = true) const;
+    // The tokens of a text with their byte offsets (Hugging Face's offsets_mapping, in UTF-8 bytes), no template.
+    encoding encode_offsets(std::string_view text) const;
+    // The template around a (and b): ids, token types, offsets and which text each token is from. Errors if the
+    // tokenizer takes no pairs.
+    model_input apply_template(const encoding& a, const encoding* b = nullptr) const;
+    // Tokens the template adds around one text, or a pair.
+    int64_t template_size(bool pair) const;
+    // Byte-level BPE offsets leave out a token's leading spaces (RoBERTa's trim_offsets).
+    void set_trim_offsets(bool on) { trim_offsets_ = on; }
     virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const = 0;
     // The bytes one token stands for (BPE: raw bytes, possibly part of a UTF-8 character).
     virtual std::string token_bytes(int32_t id) const = 0;
@@ -49,11 +83,15 @@ public:
     void set_template(special_template t);
     // A text matched as one token wherever it appears in the input (special tokens, added tokens); `special`
     // tokens are the ones decode(…, skip_special_tokens) leaves out.
-    void add_token_text(std::string text, int32_t id, bool special = true);
+    // lstrip / rstrip: the match takes the whitespace before / after it too (RoBERTa's " <mask>").
+    void add_token_text(std::string text, int32_t id, bool special = true, bool lstrip = false, bool rstrip = false);
 
 protected:
-    // Appends the ids of a stretch of text that contains no special token.
-    virtual void encode_text(std::string_view text, std::vector<int32_t>& out) const = 0;
+    // Appends the ids of a stretch of text that contains no special token, and (when asked) each one's bytes in
+    // the stretch and the word (numbered from 0 in the stretch) it belongs to.
+    virtual void encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets = nullptr,
+                             std::vector<int32_t>* words = nullptr) const = 0;
+    bool trim_offsets_ = false;
     // Splits text into (segment, special id or −1) around the token texts written in it.
     std::vector<std::pair<std::string_view, int32_t>> split_special(std::string_view text) const;
     std::vector<std::string> id_to_token_;
@@ -65,7 +103,12 @@ protected:
 
 private:
     void check_id(int32_t id, const char* what) const;
-    std::vector<std::pair<std::string, int32_t>> texts_;  // matched in raw text, longest first
+    struct token_text {
+        std::string text;
+        int32_t id;
+        bool lstrip, rstrip;
+    };
+    std::vector<token_text> texts_;  // matched in raw text, longest first
     std::vector<int32_t> special_ids_;                    // sorted
     special_tokens special_;
     special_template template_;

@@ -34,55 +34,75 @@ wordpiece_tokenizer::wordpiece_tokenizer(std::vector<std::string> vocab, const w
     if (opt_.max_input_chars_per_word < 0) throw error(source + ": max_input_chars_per_word must not be negative");
 }
 
-std::vector<std::u32string> wordpiece_tokenizer::words(std::string_view text) const {
-    const std::u32string in = u::utf8_decode(text);
+std::vector<wordpiece_tokenizer::word> wordpiece_tokenizer::split(std::string_view text) const {
+    // Normalization, character by character, each normalized character remembering the original bytes it came
+    // from (NFD and lower-casing may turn one character into several; they share its bytes).
     std::u32string s;
-    s.reserve(in.size());
-    for (char32_t c : in) {
+    std::vector<token_span> from;
+    s.reserve(text.size());
+    from.reserve(text.size());
+    const bool strip = opt_.strip_accents.value_or(opt_.lowercase);
+    std::u32string one, d, l;
+    size_t i = 0;
+    while (i < text.size()) {
+        const size_t start = i;
+        char32_t c = u::utf8_next(text, i);
+        const token_span span{int32_t(start), int32_t(i)};
         if (opt_.clean_text) {
             if (c == 0 || c == 0xFFFD || bert_control(c)) continue;
             if (bert_whitespace(c)) c = ' ';
         }
-        if (opt_.handle_chinese_chars && is_cjk(c)) {
-            s += U' ';
-            s += c;
-            s += U' ';
-        } else {
-            s += c;
+        one.assign(1, c);
+        if (c >= 0x80 && strip) {  // NFD, then the combining marks dropped (ASCII is its own decomposition)
+            d = u::nfd(one);
+            one.clear();
+            for (char32_t x : d)
+                if (u::general_category(x) != u::Mn) one += x;
         }
-    }
-    if (opt_.strip_accents.value_or(opt_.lowercase)) {
-        const std::u32string d = u::nfd(s);
-        s.clear();
-        for (char32_t c : d)
-            if (u::general_category(c) != u::Mn) s += c;
-    }
-    if (opt_.lowercase) {
-        std::u32string l;
-        l.reserve(s.size());
-        for (char32_t c : s) u::to_lower(c, l);
-        s = std::move(l);
+        if (opt_.lowercase) {
+            l.clear();
+            for (char32_t x : one) u::to_lower(x, l);
+            one.swap(l);
+        }
+        const bool cjk = opt_.handle_chinese_chars && is_cjk(c);
+        if (cjk) s += U' ', from.push_back(span);
+        for (char32_t x : one) s += x, from.push_back(span);
+        if (cjk) s += U' ', from.push_back(span);
     }
     // BertPreTokenizer: split on whitespace, and every punctuation character is a word of its own
-    std::vector<std::u32string> out;
-    std::u32string cur;
-    for (char32_t c : s) {
+    std::vector<word> out;
+    word cur;
+    auto flush = [&] {
+        if (!cur.chars.empty()) out.push_back(std::move(cur)), cur = {};
+    };
+    for (size_t k = 0; k < s.size(); ++k) {
+        const char32_t c = s[k];
         if (bert_whitespace(c)) {
-            if (!cur.empty()) out.push_back(std::move(cur)), cur.clear();
+            flush();
         } else if (bert_punct(c)) {
-            if (!cur.empty()) out.push_back(std::move(cur)), cur.clear();
-            out.emplace_back(1, c);
+            flush();
+            out.push_back({std::u32string(1, c), {from[k]}});
         } else {
-            cur += c;
+            cur.chars += c;
+            cur.from.push_back(from[k]);
         }
     }
-    if (!cur.empty()) out.push_back(std::move(cur));
+    flush();
     return out;
 }
 
-void wordpiece_tokenizer::word_ids(const std::u32string& word, std::vector<int32_t>& out) const {
+std::vector<std::u32string> wordpiece_tokenizer::words(std::string_view text) const {
+    std::vector<std::u32string> out;
+    for (word& w : split(text)) out.push_back(std::move(w.chars));
+    return out;
+}
+
+void wordpiece_tokenizer::word_ids(const word& w, std::vector<int32_t>& out, std::vector<token_span>* offsets) const {
+    const std::u32string& word = w.chars;
+    auto span = [&](size_t a, size_t b) { return token_span{w.from[a].begin, w.from[b - 1].end}; };
     if (int64_t(word.size()) > opt_.max_input_chars_per_word) {
         out.push_back(unk_);
+        if (offsets) offsets->push_back(span(0, word.size()));
         return;
     }
     // the word in UTF-8 once, with the byte offset of every code point; candidate pieces are slices of it
@@ -93,7 +113,7 @@ void wordpiece_tokenizer::word_ids(const std::u32string& word, std::vector<int32
         u::utf8_append(c, utf8);
     }
     at.push_back(utf8.size());
-    const size_t mark = out.size();
+    const size_t mark = out.size(), mark_offsets = offsets ? offsets->size() : 0;
     std::string piece;  // "##" + slice, reused
     size_t start = 0;
     while (start < word.size()) {
@@ -118,24 +138,37 @@ void wordpiece_tokenizer::word_ids(const std::u32string& word, std::vector<int32
         if (found < 0) {  // some part has no piece: the whole word is unknown
             out.resize(mark);
             out.push_back(unk_);
+            if (offsets) offsets->resize(mark_offsets), offsets->push_back(span(0, word.size()));
             return;
         }
         out.push_back(found);
+        if (offsets) offsets->push_back(span(start, end));
         start = end;
     }
 }
 
-void wordpiece_tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out) const {
-    for (const auto& w : words(text)) word_ids(w, out);
+void wordpiece_tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets,
+                                      std::vector<int32_t>* words) const {
+    int32_t n = 0;
+    for (const word& w : split(text)) {
+        const size_t first = out.size();
+        word_ids(w, out, offsets);
+        if (words) words->insert(words->end(), out.size() - first, n);
+        ++n;
+    }
 }
 
 std::string wordpiece_tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const {
+    std::vector<std::string> tokens;
+    for (int32_t id : ids)
+        if (!(skip_special_tokens && is_special(id))) tokens.push_back(token(id));
+    return wordpiece_join(tokens, opt_.continuing_subword_prefix);
+}
+
+std::string wordpiece_join(const std::vector<std::string>& tokens, const std::string& pre) {
     std::string out;
-    const std::string& pre = opt_.continuing_subword_prefix;
     bool first = true;
-    for (int32_t id : ids) {
-        const std::string& t = token(id);
-        if (skip_special_tokens && is_special(id)) continue;
+    for (const std::string& t : tokens) {
         const bool piece = t.size() >= pre.size() && t.compare(0, pre.size(), pre) == 0;
         // as Hugging Face's WordPiece decoder: the first token is kept whole, later pieces join their word
         if (first) out += t;

@@ -19,20 +19,30 @@ struct wordpiece_options {
     std::string unk_token = "[UNK]";
 };
 
+// Hugging Face's WordPiece decoder on token strings: the first kept whole, a later "##" piece glued to its word,
+// other tokens after a space; then clean_up_tokenization_spaces (" ." → ".", " n't" → "n't", …).
+std::string wordpiece_join(const std::vector<std::string>& tokens, const std::string& prefix = "##");
+
 class wordpiece_tokenizer : public tokenizer {
 public:
     wordpiece_tokenizer(std::vector<std::string> vocab, const wordpiece_options& opt, const std::string& source);
     std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const override;
     std::string token_bytes(int32_t id) const override { return token(id); }
     bool is_byte_level() const override { return false; }
+    const std::string& continuing_subword_prefix() const { return opt_.continuing_subword_prefix; }
     // Normalized, pre-tokenized words (for tests and debugging).
     std::vector<std::u32string> words(std::string_view text) const;
 
 protected:
-    void encode_text(std::string_view text, std::vector<int32_t>& out) const override;
+    void encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets, std::vector<int32_t>* words) const override;
 
 private:
-    void word_ids(const std::u32string& word, std::vector<int32_t>& out) const;
+    struct word {
+        std::u32string chars;          // normalized
+        std::vector<token_span> from;  // per character: the original bytes it came from
+    };
+    std::vector<word> split(std::string_view text) const;
+    void word_ids(const word& w, std::vector<int32_t>& out, std::vector<token_span>* offsets) const;
     wordpiece_options opt_;
     int32_t unk_ = -1;
 };

@@ -226,3 +226,309 @@ def train_byte_bpe(texts, vocab_size, out_vocab_json, out_merges_txt, eot="<|end
         for a, b in merges:
             f.write(f"{a} {b}\n")
     return len(vocab)
+
+
+# ---------------------------------------------------------------- offsets, pairs and windows (HF fast semantics)
+# Added for the encoder pipelines' reference (tools/reference/pipelines.py). Offsets are (start, end) Python string
+# indices (code points) into the original text, as a Hugging Face fast tokenizer returns them in Python; special
+# tokens get (0, 0). An "encoding" is a dict of equal-length lists: input_ids, token_type_ids, offsets,
+# special_tokens_mask, sequence_ids (None for special tokens, else 0 / 1) and word_ids (the pre-tokenizer's word
+# index within its own sequence, None for special tokens) — what tokenizers' Encoding exposes.
+
+_WP_CLEANUP = [(" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
+               (" do not", " don't"), (" 's", "'s"), (" 've", "'ve"), (" 're", "'re")]
+
+
+def clean_up_tokenization(s):
+    """transformers' clean_up_tokenization (also the tokenizers WordPiece decoder's per-token `cleanup`)."""
+    for a, b in _WP_CLEANUP:
+        s = s.replace(a, b)
+    return s
+
+
+def _wp_normalize_with_map(self, text):
+    """BertNormalizer (clean_text, handle_chinese_chars, strip_accents = lowercase, lowercase) applied char by char,
+    keeping for every normalized char the index of the original char it came from."""
+    out = []  # (char, original index)
+    for i, ch in enumerate(text):
+        cp = ord(ch)
+        if cp == 0 or cp == 0xFFFD or _is_control(ch):
+            continue
+        if _is_whitespace(ch):
+            out.append((" ", i))
+            continue
+        if _is_cjk(cp):
+            out.extend([(" ", i), (ch, i), (" ", i)])
+            continue
+        s = ch
+        if self.lowercase:  # strip_accents (NFD, drop Mn) then lowercase, the order of tokenizers' BertNormalizer
+            s = "".join(c for c in unicodedata.normalize("NFD", s) if unicodedata.category(c) != "Mn").lower()
+        out.extend((c, i) for c in s)
+    return out
+
+
+def _wp_encode_words(self, text):
+    """(ids, offsets, word_ids) of one sequence, no special tokens."""
+    norm = _wp_normalize_with_map(self, text)
+    # BertPreTokenizer: split on whitespace (removed) and punctuation (isolated)
+    words, cur = [], []
+    for c, i in norm:
+        if c.isspace():
+            if cur:
+                words.append(cur)
+            cur = []
+        elif _is_punct(c):
+            if cur:
+                words.append(cur)
+            words.append([(c, i)])
+            cur = []
+        else:
+            cur.append((c, i))
+    if cur:
+        words.append(cur)
+    ids, offs, wids = [], [], []
+    for w_i, w in enumerate(words):
+        word = "".join(c for c, _ in w)
+        span = lambda a, b: (w[a][1], w[b - 1][1] + 1)
+        if len(word) > 100:
+            ids.append(self.unk), offs.append(span(0, len(w))), wids.append(w_i)
+            continue
+        pieces, start = [], 0
+        while start < len(word):
+            end, found = len(word), None
+            while start < end:
+                piece = word[start:end] if start == 0 else "##" + word[start:end]
+                if piece in self.vocab:
+                    found = self.vocab[piece]
+                    break
+                end -= 1
+            if found is None:
+                pieces = [(self.unk, 0, len(word))]
+                break
+            pieces.append((found, start, end))
+            start = end
+        for tid, a, b in pieces:
+            ids.append(tid), offs.append(span(a, b)), wids.append(w_i)
+    return ids, offs, wids
+
+
+def _wp_encode_with_offsets(self, text):
+    """Token ids and (start, end) code-point offsets into `text` (no special tokens), as BertTokenizerFast gives."""
+    ids, offs, _ = _wp_encode_words(self, text)
+    return ids, offs
+
+
+def _wp_special(self):
+    return dict(cls=self.vocab["[CLS]"], sep=self.vocab["[SEP]"], pad=self.vocab["[PAD]"],
+                mask=self.vocab.get("[MASK]"), unk=self.unk)
+
+
+def _wp_build(self, a, b=None):
+    """[CLS] A [SEP] (B [SEP]); token types 0 for [CLS] A [SEP], 1 for B [SEP] (BertProcessing)."""
+    s = _wp_special(self)
+    enc = _new_enc()
+    _push(enc, s["cls"], 0, (0, 0), 1, None, None)
+    _push_seq(enc, a, 0, 0)
+    _push(enc, s["sep"], 0, (0, 0), 1, None, None)
+    if b is not None:
+        _push_seq(enc, b, 1, 1)
+        _push(enc, s["sep"], 1, (0, 0), 1, None, None)
+    return enc
+
+
+def _new_enc():
+    return dict(input_ids=[], token_type_ids=[], offsets=[], special_tokens_mask=[], sequence_ids=[], word_ids=[])
+
+
+def _push(enc, tid, tt, off, special, seq, word):
+    enc["input_ids"].append(tid)
+    enc["token_type_ids"].append(tt)
+    enc["offsets"].append(tuple(off))
+    enc["special_tokens_mask"].append(special)
+    enc["sequence_ids"].append(seq)
+    enc["word_ids"].append(word)
+
+
+def _push_seq(enc, seq, seq_id, tt):
+    ids, offs, wids = seq
+    for t, o, w in zip(ids, offs, wids):
+        _push(enc, t, tt, o, 0, seq_id, w)
+
+
+def _wp_encode_pair(self, text, text_pair=None):
+    """One encoding of `text` (and `text_pair`) with special tokens, offsets, word ids and sequence ids."""
+    return _wp_build(self, _wp_encode_words(self, text), None if text_pair is None else _wp_encode_words(self, text_pair))
+
+
+def _truncate_windows(n, max_len, stride):
+    """tokenizers' Encoding::truncate (direction right): windows [start, stop) of a sequence of n tokens."""
+    if max_len == 0:
+        return [(0, 0)]
+    if stride >= max_len:
+        raise ValueError(f"stride {stride} must be smaller than the room for the sequence ({max_len})")
+    out, start = [], 0
+    while True:
+        stop = min(start + max_len, n)
+        out.append((start, stop))
+        if stop == n:
+            return out
+        start += max_len - stride
+
+
+def _windows_only_second(build, n_special, a, b, max_length, stride):
+    """truncation="only_second" + return_overflowing_tokens: the first encoding, then its overflowing ones."""
+    room = max_length - len(a[0]) - n_special
+    if len(a[0]) + len(b[0]) + n_special <= max_length:
+        return [build(a, b)]
+    if room <= 0:
+        raise ValueError("the first sequence leaves no room for the second (tokenizers: Truncation error)")
+    cut = lambda s, lo, hi: (s[0][lo:hi], s[1][lo:hi], s[2][lo:hi])
+    return [build(a, cut(b, lo, hi)) for lo, hi in _truncate_windows(len(b[0]), room, stride)]
+
+
+def _wp_encode_pair_windows(self, text, text_pair, max_length, stride):
+    """HF `tokenizer(text, text_pair, truncation="only_second", max_length=…, stride=…,
+    return_overflowing_tokens=True)` for a fast BERT tokenizer: a list of encodings (windows over text_pair)."""
+    return _windows_only_second(lambda x, y: _wp_build(self, x, y), 3, _wp_encode_words(self, text),
+                                _wp_encode_words(self, text_pair), max_length, stride)
+
+
+def _wp_convert_tokens_to_string(self, tokens):
+    """BertTokenizerFast.convert_tokens_to_string: the tokenizers WordPiece decoder (prefix "##", cleanup on)."""
+    out = []
+    for i, t in enumerate(tokens):
+        if i != 0:
+            t = t[2:] if t.startswith("##") else " " + t
+        out.append(clean_up_tokenization(t))
+    return "".join(out)
+
+
+def _wp_decode(self, ids, skip_special_tokens=False):
+    specials = {self.vocab[t] for t in ("[CLS]", "[SEP]", "[PAD]", "[MASK]", "[UNK]") if t in self.vocab}
+    toks = [self.inv[i] for i in ids if not (skip_special_tokens and i in specials)]
+    return clean_up_tokenization(_wp_convert_tokens_to_string(self, toks))
+
+
+WordPiece.encode_words = _wp_encode_words
+WordPiece.encode_with_offsets = _wp_encode_with_offsets
+WordPiece.special = _wp_special
+WordPiece.encode_pair = _wp_encode_pair
+WordPiece.encode_pair_windows = _wp_encode_pair_windows
+WordPiece.convert_tokens_to_string = _wp_convert_tokens_to_string
+WordPiece.decode = _wp_decode
+WordPiece.convert_ids_to_tokens = lambda self, ids: [self.inv[i] for i in ids]
+
+
+def _bpe_encode_words(self, text, trim_offsets=True):
+    """(ids, offsets, word_ids) for byte-level BPE: each token's span is the original chars its bytes come from;
+    trim_offsets (RobertaProcessing / ByteLevel post-processor) then drops leading/trailing 'Ġ' (spaces)."""
+    ids, offs, wids = [], [], []
+    for w_i, m in enumerate(GPT2_PATTERN.finditer(text)):
+        char_of_byte = []
+        for k, ch in enumerate(m.group()):
+            char_of_byte.extend([m.start() + k] * len(ch.encode("utf-8")))
+        u = "".join(self.b2u[b] for b in m.group().encode("utf-8"))
+        pos = 0
+        for piece in self.bpe(u):
+            s, e = char_of_byte[pos], char_of_byte[pos + len(piece) - 1] + 1
+            pos += len(piece)
+            if trim_offsets:
+                lead = len(piece) - len(piece.lstrip("Ġ"))
+                trail = len(piece) - len(piece.rstrip("Ġ"))
+                if lead:
+                    s = min(s + lead, e)
+                if trail and e >= trail:
+                    e = max(e - trail, s)
+            ids.append(self.encoder[piece]), offs.append((s, e)), wids.append(w_i)
+    return ids, offs, wids
+
+
+def _bpe_encode_with_offsets(self, text, trim_offsets=True):
+    """Token ids and (start, end) code-point offsets (RoBERTa fast tokenizer, add_prefix_space False)."""
+    ids, offs, _ = _bpe_encode_words(self, text, trim_offsets)
+    return ids, offs
+
+
+ByteBPE.encode_words = _bpe_encode_words
+ByteBPE.encode_with_offsets = _bpe_encode_with_offsets
+
+
+class RobertaBPE(ByteBPE):
+    """RoBERTa's layout on the byte-level BPE: <s> A </s> and <s> A </s></s> B </s>, token types all 0; the special
+    tokens are entries of vocab.json (<s>, <pad>, </s>, <unk>, <mask>). `<mask>` in a text is matched as an added
+    token with lstrip (the whitespace before it belongs to it), as roberta-base's special_tokens_map says."""
+
+    def __init__(self, vocab_json, merges_txt):
+        super().__init__(vocab_json, merges_txt)
+        e = self.encoder
+        self.specials = dict(cls=e["<s>"], bos=e["<s>"], sep=e["</s>"], eos=e["</s>"], pad=e["<pad>"],
+                             unk=e["<unk>"], mask=e["<mask>"])
+        self.unk = self.specials["unk"]
+
+    def special(self):
+        return dict(self.specials)
+
+    def encode_words(self, text, trim_offsets=True):
+        if "<mask>" not in text:
+            return _bpe_encode_words(self, text, trim_offsets)
+        ids, offs, wids, base_w, pos = [], [], [], 0, 0
+        parts = text.split("<mask>")
+        for k, part in enumerate(parts):
+            seg = part.rstrip() if k < len(parts) - 1 else part  # lstrip of <mask>: it takes the spaces before it
+            i2, o2, w2 = _bpe_encode_words(self, seg, trim_offsets)
+            ids += i2
+            offs += [(a + pos, b + pos) for a, b in o2]
+            wids += [w + base_w for w in w2]
+            base_w += (max(w2) + 1) if w2 else 0
+            pos += len(part)
+            if k < len(parts) - 1:
+                ids.append(self.specials["mask"]), offs.append((pos - (len(part) - len(seg)), pos + 6))
+                wids.append(base_w)
+                base_w += 1
+                pos += 6
+        return ids, offs, wids
+
+    def encode_with_offsets(self, text, trim_offsets=True):
+        ids, offs, _ = self.encode_words(text, trim_offsets)
+        return ids, offs
+
+    def _build(self, a, b=None):
+        s = self.specials
+        enc = _new_enc()
+        _push(enc, s["cls"], 0, (0, 0), 1, None, None)
+        _push_seq(enc, a, 0, 0)
+        _push(enc, s["sep"], 0, (0, 0), 1, None, None)
+        if b is not None:
+            _push(enc, s["sep"], 0, (0, 0), 1, None, None)
+            _push_seq(enc, b, 1, 0)
+            _push(enc, s["sep"], 0, (0, 0), 1, None, None)
+        return enc
+
+    def encode_pair(self, text, text_pair=None):
+        return self._build(self.encode_words(text), None if text_pair is None else self.encode_words(text_pair))
+
+    def encode_pair_windows(self, text, text_pair, max_length, stride):
+        return _windows_only_second(self._build, 4, self.encode_words(text), self.encode_words(text_pair),
+                                    max_length, stride)
+
+    def convert_ids_to_tokens(self, ids):
+        return [self.decoder[i] for i in ids]
+
+    def convert_tokens_to_string(self, tokens):
+        """The ByteLevel decoder: tokens' byte-level chars back to bytes, then UTF-8 (invalid bytes → U+FFFD)."""
+        out, buf = [], []
+        for t in tokens:
+            if all(c in self.u2b for c in t):
+                buf.extend(self.u2b[c] for c in t)
+            else:  # a special token: as is
+                out.append(bytes(buf).decode("utf-8", errors="replace"))
+                buf = []
+                out.append(t)
+        out.append(bytes(buf).decode("utf-8", errors="replace"))
+        return "".join(out)
+
+    def decode(self, ids, skip_special_tokens=False, clean_up_tokenization_spaces=False):
+        sp = set(self.specials.values())
+        toks = [self.decoder[i] for i in ids if not (skip_special_tokens and i in sp)]
+        s = self.convert_tokens_to_string(toks)
+        return clean_up_tokenization(s) if clean_up_tokenization_spaces else s

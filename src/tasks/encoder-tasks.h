@@ -1,0 +1,104 @@
+// The tasks an encoder does besides filling masks, with transformers.js's names, options and outputs:
+//   feature-extraction        hidden states, pooled (none / mean / cls) and normalized as asked, or as a
+//                             sentence-transformers folder says (modules.json, 1_Pooling/config.json, Normalize)
+//   text-classification       a sequence head's labels, softmax or sigmoid (problem_type), top_k; text pairs
+//   token-classification      a token head's labels per token or per entity (aggregation_strategy), with offsets
+//   question-answering        a span head's best answers in a context of any length (windows with doc_stride)
+//   zero-shot-classification  an NLI head over "premise / hypothesis" pairs
+// Every task takes several inputs at once: they are tokenized, sorted by length, and run in padded batches.
+// Offsets are UTF-8 byte positions in the input text (the JS API turns them into string indices).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "tasks/pipeline.h"
+
+namespace wf {
+
+// ------------------------------------------------------------------------------------------- feature-extraction
+enum class pooling { none, mean, cls };
+struct feature_extraction_options {
+    std::optional<pooling> pool;     // unset: the sentence-transformers folder's, else none
+    std::optional<bool> normalize;   // unset: true when the folder has a Normalize module
+};
+struct tensor_out {
+    std::vector<float> data;
+    std::vector<int64_t> dims;
+};
+// pooling none: (B, T, E), T the longest input, padding rows zero; mean / cls: (B, E).
+tensor_out feature_extraction(const pipeline_model& pm, const std::vector<std::string>& texts, const feature_extraction_options& opt = {},
+                              const cancel_fn* cancel = nullptr);
+
+// ------------------------------------------------------------------------------------------ text-classification
+enum class score_function { automatic, softmax, sigmoid, none };
+struct text_classification_options {
+    int64_t top_k = 1;  // 0: every label
+    score_function function = score_function::automatic;  // automatic: sigmoid for multi-label or one label, else softmax
+};
+struct label_score {
+    std::string label;
+    double score;
+};
+// One list per input, best first. text_pairs: empty, or one second text per input.
+std::vector<std::vector<label_score>> text_classification(const pipeline_model& pm, const std::vector<std::string>& texts,
+                                                          const std::vector<std::string>& text_pairs = {},
+                                                          const text_classification_options& opt = {}, const cancel_fn* cancel = nullptr);
+
+// ----------------------------------------------------------------------------------------- token-classification
+enum class aggregation { none, simple, first, average, max };
+struct token_classification_options {
+    aggregation strategy = aggregation::none;
+    std::vector<std::string> ignore_labels = {"O"};
+};
+struct token_entity {
+    std::string entity;      // the label (aggregation none), or the entity group (B-/I- prefix dropped)
+    double score;
+    int64_t index = -1;      // the token's position in the model input (aggregation none only)
+    std::string word;        // the tokens decoded
+    int64_t start, end;      // bytes of the input text
+};
+std::vector<std::vector<token_entity>> token_classification(const pipeline_model& pm, const std::vector<std::string>& texts,
+                                                            const token_classification_options& opt = {}, const cancel_fn* cancel = nullptr);
+
+// --------------------------------------------------------------------------------------------- question-answering
+struct question_answering_options {
+    int64_t top_k = 1;
+    int64_t doc_stride = 128;       // tokens shared by consecutive windows of a long context
+    int64_t max_answer_len = 15;    // tokens
+    int64_t max_seq_len = 384;      // tokens per window (capped by the model)
+    int64_t max_question_len = 64;  // tokens
+    bool handle_impossible_answer = false;
+};
+struct answer {
+    double score;
+    int64_t start, end;  // bytes of the context
+    std::string text;
+};
+// Each question with its context → its best answers (best first).
+std::vector<std::vector<answer>> question_answering(const pipeline_model& pm, const std::vector<std::string>& questions,
+                                                   const std::vector<std::string>& contexts, const question_answering_options& opt = {},
+                                                   const cancel_fn* cancel = nullptr);
+
+// ---------------------------------------------------------------------------------------- zero-shot-classification
+struct zero_shot_options {
+    std::string hypothesis_template = "This example is {}.";
+    bool multi_label = false;
+};
+struct zero_shot_result {
+    std::vector<std::string> labels;  // best first
+    std::vector<double> scores;
+};
+std::vector<zero_shot_result> zero_shot_classification(const pipeline_model& pm, const std::vector<std::string>& texts,
+                                                       const std::vector<std::string>& candidate_labels, const zero_shot_options& opt = {},
+                                                       const cancel_fn* cancel = nullptr);
+
+feature_extraction_options parse_feature_extraction_options(const json& o);
+text_classification_options parse_text_classification_options(const json& o);
+token_classification_options parse_token_classification_options(const json& o);
+question_answering_options parse_question_answering_options(const json& o);
+zero_shot_options parse_zero_shot_options(const json& o);
+
+}  // namespace wf

@@ -1,0 +1,192 @@
+// The BERT family (BERT's heads, DistilBERT, RoBERTa, ELECTRA, a sentence-transformers folder) against the PyTorch
+// reference (tools/reference/encoders.py, fixtures by make_encoder_fixtures.py): the tokenizer gives the reference's
+// ids for single texts and pairs, every layer and every head within kF32 on a padded batch, and each pipeline's
+// output equals the reference pipeline's (tools/reference/pipelines.py, Hugging Face's post-processing).
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "helpers.h"
+#include "tasks/encoder-tasks.h"
+#include "tasks/fill-mask.h"
+#include "nn/ops.h"
+
+namespace {
+
+constexpr double kF32 = 4e-6;  // as tests/test-models.cpp: float32 accumulation order only
+
+const char* kFixtures[] = {"bert-tiny-cls",      "distilbert-tiny-multilabel", "bert-tiny-ner", "distilbert-tiny-qa",
+                           "roberta-tiny-mlm",   "roberta-tiny-cls",           "electra-tiny-disc", "bert-tiny-st"};
+
+wf::json read_json(const std::string& rel) {
+    std::ifstream f(wft::data_path(rel));
+    std::stringstream ss;
+    ss << f.rdbuf();
+    return wf::json::parse(ss.str());
+}
+
+// Byte offsets → code-point offsets (the reference's are Python string indices).
+int64_t code_point_index(const std::string& text, int64_t byte) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < byte; ++i) n += (uint8_t(text[size_t(i)]) & 0xC0) != 0x80;
+    return n;
+}
+
+// A fixture's golden texts, tokenized the way the reference did it (single texts and {text, text_pair}).
+wf::model_input tokenize(const wf::pipeline_model& pm, const wf::json& t) {
+    if (t.is_string()) return pm.tok->apply_template(pm.tok->encode_offsets(t.get<std::string>()));
+    const wf::encoding a = pm.tok->encode_offsets(t["text"].get<std::string>()), b = pm.tok->encode_offsets(t["text_pair"].get<std::string>());
+    return pm.tok->apply_template(a, &b);
+}
+
+}  // namespace
+
+TEST_CASE("BERT-family encoders match the reference: ids, every layer, every head, on a padded batch", "[encoders]") {
+    for (const char* name : kFixtures) {
+        INFO("fixture " << name);
+        const wf::pipeline_model& pm = wft::fixture_model(name);
+        const wft::golden g(wft::data_path(std::string("fixtures/") + name + "/golden.safetensors"));
+        const wf::json texts = read_json(std::string("fixtures/") + name + "/golden-texts.json");
+        const auto ids = g.i32("input_ids"), lengths = g.i32("lengths");
+        const int64_t B = int64_t(lengths.size()), T = int64_t(ids.size()) / B, E = pm.hp().n_embd;
+        // the tokenizer: the reference's ids for every text (single or pair), its template included
+        REQUIRE(int64_t(texts.size()) == B);
+        wf::token_batch batch;
+        batch.n_seq = B, batch.n_tokens = T;
+        for (int64_t b = 0; b < B; ++b) {
+            const wf::model_input in = tokenize(pm, texts[size_t(b)]);
+            REQUIRE(int64_t(in.ids.size()) == lengths[size_t(b)]);
+            REQUIRE(std::equal(in.ids.begin(), in.ids.end(), ids.begin() + b * T));
+            batch.lengths.push_back(lengths[size_t(b)]);
+        }
+        batch.ids = ids;
+        if (g.file.find("token_type_ids")) batch.types = g.i32("token_type_ids");
+        // every layer of the first sequence, and the last layer of every sequence's real rows
+        const wf::encoder& enc = *pm.m().as_encoder();
+        std::vector<float> h(size_t(B * T * E));
+        wf::forward_trace trace;
+        trace.want_hidden = true;
+        wf::arena scratch;
+        enc.encode(batch, h.data(), scratch, &trace);
+        REQUIRE(int64_t(trace.hidden.size()) == pm.hp().n_layer + 1);
+        for (size_t l = 0; l < trace.hidden.size(); ++l) {
+            const auto want = g.f32("hidden." + std::to_string(l));
+            INFO("hidden." << l);
+            REQUIRE(wft::max_abs_diff(trace.hidden[l].data(), want.data(), size_t(lengths[0] * E)) < kF32);
+        }
+        const auto last = g.f32("last_hidden");
+        for (int64_t b = 0; b < B; ++b) REQUIRE(wft::max_abs_diff(h.data() + b * T * E, last.data() + b * T * E, size_t(lengths[size_t(b)] * E)) < kF32);
+
+        // the head the checkpoint names
+        const std::string& head = pm.hp().head;
+        if (head == "sequence_classification") {
+            const wf::classifier_head& c = *pm.m().head(wf::head_kind::sequence);
+            std::vector<float> first(size_t(B * E)), logits(size_t(B * c.n_outputs()));
+            for (int64_t b = 0; b < B; ++b) std::copy_n(h.begin() + b * T * E, E, first.begin() + b * E);
+            wf::apply(c, first.data(), B, logits.data(), scratch);
+            const auto want = g.f32("logits");
+            REQUIRE(want.size() == logits.size());
+            REQUIRE(wft::max_abs_diff(logits.data(), want.data(), want.size()) < kF32);
+        } else if (head == "token_classification" || head == "pretraining" || head == "question_answering") {
+            const wf::classifier_head& c = *pm.m().head(head == "question_answering" ? wf::head_kind::span : wf::head_kind::token);
+            const int64_t L = c.n_outputs();
+            std::vector<float> logits(size_t(B * T * L));
+            wf::apply(c, h.data(), B * T, logits.data(), scratch);
+            for (int64_t b = 0; b < B; ++b)
+                for (int64_t t = 0; t < lengths[size_t(b)]; ++t)
+                    for (int64_t j = 0; j < L; ++j) {
+                        const float want = head == "question_answering" ? g.f32(j == 0 ? "start_logits" : "end_logits")[size_t(b * T + t)]
+                                                                        : g.f32("logits")[size_t((b * T + t) * L + j)];
+                        REQUIRE(std::fabs(logits[size_t((b * T + t) * L + j)] - want) < kF32);
+                    }
+        } else if (head == "masked_lm") {
+            const auto pos = g.i32("mask_positions");
+            const auto want = g.f32("mask_logits");
+            const int64_t V = pm.hp().n_vocab;
+            std::vector<float> rows, logits(size_t(int64_t(pos.size()) * V));
+            for (int32_t p : pos) rows.insert(rows.end(), h.begin() + p * E, h.begin() + (p + 1) * E);
+            pm.m().as_masked_lm()->mlm_logits(rows.data(), int64_t(pos.size()), logits.data(), scratch);
+            REQUIRE(wft::max_abs_diff(logits.data(), want.data(), want.size()) < kF32);
+        } else {
+            REQUIRE(head.empty());
+            REQUIRE(pm.sentence.pooling == "mean");  // bert-tiny-st: BertModel in a sentence-transformers folder
+            REQUIRE(pm.sentence.normalize);
+        }
+    }
+}
+
+TEST_CASE("encoder pipelines give the reference pipelines' outputs (Hugging Face's post-processing)", "[encoders][pipelines]") {
+    auto near = [](double a, double b) { return std::fabs(a - b) < 1e-5; };
+    int cases = 0;
+    for (const char* name : kFixtures) {
+        const wf::pipeline_model& pm = wft::fixture_model(name);
+        const wf::json gp = read_json(std::string("fixtures/") + name + "/golden-pipeline.json");
+        const std::string task = gp["task"];
+        for (const wf::json& c : gp["cases"]) {
+            ++cases;
+            INFO("fixture " << name << ", " << task << " " << c["inputs"].dump() << " " << c["options"].dump());
+            const wf::json& in = c["inputs"];
+            const wf::json& want = c["output"];
+            if (task == "feature-extraction") {
+                const auto out = wf::feature_extraction(pm, {in.get<std::string>()}, wf::parse_feature_extraction_options(c["options"]));
+                REQUIRE(wf::json(out.dims) == want["dims"]);
+                const std::vector<float> w = want["data"].get<std::vector<float>>();
+                REQUIRE(wft::max_abs_diff(out.data.data(), w.data(), w.size()) < 1e-5);
+            } else if (task == "text-classification") {
+                const bool pair = in.is_object();
+                const auto out = wf::text_classification(pm, {pair ? in["text"].get<std::string>() : in.get<std::string>()},
+                                                         pair ? std::vector<std::string>{in["text_pair"].get<std::string>()} : std::vector<std::string>{},
+                                                         wf::parse_text_classification_options(c["options"]))[0];
+                REQUIRE(out.size() == want.size());
+                for (size_t i = 0; i < out.size(); ++i) {
+                    REQUIRE(out[i].label == want[i]["label"]);
+                    REQUIRE(near(out[i].score, want[i]["score"]));
+                }
+            } else if (task == "token-classification") {
+                const std::string text = in;
+                const auto out = wf::token_classification(pm, {text}, wf::parse_token_classification_options(c["options"]))[0];
+                REQUIRE(out.size() == want.size());
+                const bool grouped = c["options"].value("aggregation_strategy", "none") != "none";
+                for (size_t i = 0; i < out.size(); ++i) {
+                    INFO("entity " << i);
+                    REQUIRE(out[i].entity == want[i][grouped ? "entity_group" : "entity"]);
+                    REQUIRE(near(out[i].score, want[i]["score"]));
+                    REQUIRE(out[i].word == want[i]["word"]);
+                    REQUIRE(code_point_index(text, out[i].start) == want[i]["start"]);
+                    REQUIRE(code_point_index(text, out[i].end) == want[i]["end"]);
+                    if (!grouped) REQUIRE(out[i].index == want[i]["index"]);
+                }
+            } else if (task == "question-answering") {
+                const std::string context = in["context"];
+                wf::json o = c["options"];
+                o.erase("align_to_words");  // the engine always aligns to words, as Hugging Face does by default
+                if (c["options"].value("align_to_words", true) == false) continue;
+                auto q = wf::parse_question_answering_options(o);
+                if (!o.contains("doc_stride")) q.doc_stride = std::min<int64_t>(std::min(q.max_seq_len, pm.hp().max_tokens()) / 2, 128);
+                const auto out = wf::question_answering(pm, {in["question"].get<std::string>()}, {context}, q)[0];
+                const wf::json w = want.is_array() ? want : wf::json::array({want});
+                REQUIRE(out.size() == w.size());
+                for (size_t i = 0; i < out.size(); ++i) {
+                    INFO("answer " << i);
+                    REQUIRE(near(out[i].score, w[i]["score"]));
+                    REQUIRE(code_point_index(context, out[i].start) == w[i]["start"]);
+                    REQUIRE(code_point_index(context, out[i].end) == w[i]["end"]);
+                    REQUIRE(out[i].text == w[i]["answer"]);
+                }
+            } else if (task == "fill-mask") {
+                wf::fill_mask_options o = wf::parse_fill_mask_options(c["options"]);
+                const auto out = wf::fill_mask(pm, in.get<std::string>(), o)[0];
+                REQUIRE(out.size() == want.size());
+                for (size_t i = 0; i < out.size(); ++i) {
+                    REQUIRE(out[i].token == want[i]["token"]);
+                    REQUIRE(near(out[i].score, want[i]["score"]));
+                    REQUIRE(out[i].token_str == want[i]["token_str"]);
+                }
+            } else {
+                FAIL("unknown task " << task);
+            }
+        }
+    }
+    REQUIRE(cases > 60);
+}

@@ -1,0 +1,495 @@
+"""PyTorch reference encoders with Hugging Face semantics and Hugging Face tensor names (BERT heads, DistilBERT,
+RoBERTa, ELECTRA).
+
+Written from the semantics of `transformers`' modeling_bert.py, modeling_distilbert.py, modeling_roberta.py and
+modeling_electra.py; no code is taken from there. `state_dict()` keys equal what `save_pretrained` writes into
+model.safetensors; `export_state(model)` leaves out the tied output matrices (and the decoder bias aliases), as
+`save_pretrained` does. Dropout is identity (eval), so every model is deterministic.
+
+Every model's `forward(ids, attention_mask, token_type_ids=None)` takes (B, T) int64 ids and a (B, T) 0/1 (or bool)
+attention mask and returns `(hidden_states, output)`: hidden_states = [embeddings output (after ELECTRA's
+embeddings_project), after layer 1, …, after layer N], each (B, T, E); output = the head's result (a tensor, or a
+(start_logits, end_logits) pair for question answering; the pooler output for BertModel, the last hidden state for
+the bare DistilBertModel). Padding is masked with the most negative float added to the attention scores, as HF does,
+so the real rows of a padded batch equal those of each text alone.
+
+Used by tools/reference/make_encoder_fixtures.py (fixtures, golden outputs) and tools/reference/pipelines.py.
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+import models
+
+
+def _mask(ids, attention_mask):
+    if attention_mask is None:
+        return torch.ones_like(ids, dtype=torch.bool)
+    return attention_mask.to(torch.bool)
+
+
+def _act(name):
+    return {"gelu": F.gelu, "relu": F.relu, "gelu_new": models.gelu_new, "tanh": torch.tanh,
+            "silu": F.silu, "swish": F.silu}[name]
+
+
+def _run_layers(layers, x, pad_mask):
+    hidden = [x]
+    for layer in layers:
+        x, _ = layer(x, pad_mask)
+        hidden.append(x)
+    return hidden
+
+
+# ---------------------------------------------------------------------------------------------------------- BERT
+class BertPooler(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+
+    def forward(self, h):
+        return torch.tanh(self.dense(h[:, 0]))
+
+
+class BertModel(nn.Module):
+    """HF BertModel (pooler included unless add_pooling_layer=False). Saved on its own, its keys have no prefix."""
+
+    def __init__(self, c, add_pooling_layer=True):
+        super().__init__()
+        self.config = c
+        self.embeddings = models.BertEmbeddings(c)
+        self.encoder = models.BertEncoder(c)
+        if add_pooling_layer:
+            self.pooler = BertPooler(c)
+
+    def hidden_states(self, ids, attention_mask=None, token_type_ids=None):
+        return _run_layers(self.encoder.layer, self.embeddings(ids, token_type_ids), _mask(ids, attention_mask))
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.hidden_states(ids, attention_mask, token_type_ids)
+        return hs, (self.pooler(hs[-1]) if hasattr(self, "pooler") else hs[-1])
+
+
+class BertForSequenceClassification(nn.Module):
+    """pooler (dense + tanh on position 0) → dropout → classifier."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.bert = BertModel(c)
+        self.dropout = nn.Dropout(c.get("classifier_dropout") or c.get("hidden_dropout_prob", 0.0))
+        self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs, pooled = self.bert(ids, attention_mask, token_type_ids)
+        return hs, self.classifier(self.dropout(pooled))
+
+
+class BertForTokenClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.bert = BertModel(c, add_pooling_layer=False)
+        self.dropout = nn.Dropout(c.get("classifier_dropout") or c.get("hidden_dropout_prob", 0.0))
+        self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs, _ = self.bert(ids, attention_mask, token_type_ids)
+        return hs, self.classifier(self.dropout(hs[-1]))
+
+
+class BertForQuestionAnswering(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.bert = BertModel(c, add_pooling_layer=False)
+        self.qa_outputs = nn.Linear(c["hidden_size"], 2)
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs, _ = self.bert(ids, attention_mask, token_type_ids)
+        start, end = self.qa_outputs(hs[-1]).split(1, dim=-1)
+        return hs, (start.squeeze(-1), end.squeeze(-1))
+
+
+# ---------------------------------------------------------------------------------------------------- DistilBERT
+class DistilEmbeddings(nn.Module):
+    """word + learned position embeddings (no token types) → LayerNorm (eps 1e-12) → dropout."""
+
+    def __init__(self, c):
+        super().__init__()
+        if c.get("sinusoidal_pos_embds"):
+            raise NotImplementedError("sinusoidal_pos_embds")
+        self.word_embeddings = nn.Embedding(c["vocab_size"], c["dim"])
+        self.position_embeddings = nn.Embedding(c["max_position_embeddings"], c["dim"])
+        self.LayerNorm = nn.LayerNorm(c["dim"], eps=1e-12)
+        self.dropout = nn.Dropout(c.get("dropout", 0.0))
+
+    def forward(self, ids):
+        pos = torch.arange(ids.shape[1], device=ids.device)[None, :]
+        return self.dropout(self.LayerNorm(self.word_embeddings(ids) + self.position_embeddings(pos)))
+
+
+class DistilMultiHeadSelfAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.n_heads, self.dim = c["n_heads"], c["dim"]
+        self.q_lin = nn.Linear(c["dim"], c["dim"])
+        self.k_lin = nn.Linear(c["dim"], c["dim"])
+        self.v_lin = nn.Linear(c["dim"], c["dim"])
+        self.out_lin = nn.Linear(c["dim"], c["dim"])
+
+    def forward(self, x, pad_mask):
+        B, T, E = x.shape
+        D = E // self.n_heads
+        split = lambda t: t.view(B, T, self.n_heads, D).transpose(1, 2)
+        q = split(self.q_lin(x)) / math.sqrt(D)          # DistilBERT scales q before the product
+        k, v = split(self.k_lin(x)), split(self.v_lin(x))
+        scores = q @ k.transpose(-1, -2)
+        scores = scores.masked_fill(~pad_mask[:, None, None, :], torch.finfo(scores.dtype).min)
+        ctx = (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, E)
+        return self.out_lin(ctx)
+
+
+class DistilFFN(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.lin1 = nn.Linear(c["dim"], c["hidden_dim"])
+        self.lin2 = nn.Linear(c["hidden_dim"], c["dim"])
+        self.act = _act(c.get("activation", "gelu"))
+
+    def forward(self, x):
+        return self.lin2(self.act(self.lin1(x)))
+
+
+class DistilTransformerBlock(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.attention = DistilMultiHeadSelfAttention(c)
+        self.sa_layer_norm = nn.LayerNorm(c["dim"], eps=1e-12)
+        self.ffn = DistilFFN(c)
+        self.output_layer_norm = nn.LayerNorm(c["dim"], eps=1e-12)
+
+    def forward(self, x, pad_mask):
+        sa = self.sa_layer_norm(self.attention(x, pad_mask) + x)
+        return self.output_layer_norm(self.ffn(sa) + sa), None
+
+
+class DistilTransformer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.layer = nn.ModuleList([DistilTransformerBlock(c) for _ in range(c["n_layers"])])
+
+
+class DistilBertModel(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.embeddings = DistilEmbeddings(c)
+        self.transformer = DistilTransformer(c)
+
+    def hidden_states(self, ids, attention_mask=None, token_type_ids=None):   # token types ignored
+        return _run_layers(self.transformer.layer, self.embeddings(ids), _mask(ids, attention_mask))
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.hidden_states(ids, attention_mask)
+        return hs, hs[-1]
+
+
+class DistilBertForMaskedLM(nn.Module):
+    """vocab_transform → activation → vocab_layer_norm → vocab_projector (weight tied to the word embeddings)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.distilbert = DistilBertModel(c)
+        self.vocab_transform = nn.Linear(c["dim"], c["dim"])
+        self.vocab_layer_norm = nn.LayerNorm(c["dim"], eps=1e-12)
+        self.vocab_projector = nn.Linear(c["dim"], c["vocab_size"])
+        self.vocab_projector.weight = self.distilbert.embeddings.word_embeddings.weight
+        self.act = _act(c.get("activation", "gelu"))
+
+    def mlm_logits(self, h):
+        return self.vocab_projector(self.vocab_layer_norm(self.act(self.vocab_transform(h))))
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.distilbert.hidden_states(ids, attention_mask)
+        return hs, self.mlm_logits(hs[-1])
+
+
+class DistilBertForSequenceClassification(nn.Module):
+    """position 0 → pre_classifier → ReLU → dropout → classifier."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.distilbert = DistilBertModel(c)
+        self.pre_classifier = nn.Linear(c["dim"], c["dim"])
+        self.classifier = nn.Linear(c["dim"], c["num_labels"])
+        self.dropout = nn.Dropout(c.get("seq_classif_dropout", 0.0))
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.distilbert.hidden_states(ids, attention_mask)
+        return hs, self.classifier(self.dropout(F.relu(self.pre_classifier(hs[-1][:, 0]))))
+
+
+class DistilBertForTokenClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.distilbert = DistilBertModel(c)
+        self.dropout = nn.Dropout(c.get("dropout", 0.0))
+        self.classifier = nn.Linear(c["dim"], c["num_labels"])
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.distilbert.hidden_states(ids, attention_mask)
+        return hs, self.classifier(self.dropout(hs[-1]))
+
+
+class DistilBertForQuestionAnswering(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.distilbert = DistilBertModel(c)
+        self.qa_outputs = nn.Linear(c["dim"], 2)
+        self.dropout = nn.Dropout(c.get("qa_dropout", 0.0))
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.distilbert.hidden_states(ids, attention_mask)
+        start, end = self.qa_outputs(self.dropout(hs[-1])).split(1, dim=-1)
+        return hs, (start.squeeze(-1), end.squeeze(-1))
+
+
+# ------------------------------------------------------------------------------------------------------- RoBERTa
+def roberta_position_ids(ids, padding_idx):
+    """padding_idx + 1 + cumulative count of non-pad tokens; pad tokens get padding_idx."""
+    m = ids.ne(padding_idx).to(torch.int64)
+    return torch.cumsum(m, dim=1) * m + padding_idx
+
+
+class RobertaEmbeddings(models.BertEmbeddings):
+    def __init__(self, c):
+        super().__init__(c)
+        self.padding_idx = c.get("pad_token_id", 1)
+
+    def forward(self, ids, token_type=None):
+        pos = roberta_position_ids(ids, self.padding_idx)
+        tt = torch.zeros_like(ids) if token_type is None else token_type
+        return self.dropout(self.LayerNorm(self.word_embeddings(ids) + self.position_embeddings(pos)
+                                           + self.token_type_embeddings(tt)))
+
+
+class RobertaModel(BertModel):
+    def __init__(self, c, add_pooling_layer=True):
+        super().__init__(c, add_pooling_layer)
+        self.embeddings = RobertaEmbeddings(c)
+
+
+class RobertaLMHead(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+        self.layer_norm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+        self.bias = nn.Parameter(torch.zeros(c["vocab_size"]))
+
+
+class RobertaForMaskedLM(nn.Module):
+    """lm_head: dense → gelu → layer_norm → decoder (tied to the word embeddings) + lm_head.bias."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.roberta = RobertaModel(c, add_pooling_layer=False)
+        self.lm_head = RobertaLMHead(c)
+
+    def mlm_logits(self, h):
+        t = self.lm_head
+        return F.linear(t.layer_norm(F.gelu(t.dense(h))), self.roberta.embeddings.word_embeddings.weight, t.bias)
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs, _ = self.roberta(ids, attention_mask, token_type_ids)
+        return hs, self.mlm_logits(hs[-1])
+
+
+class RobertaClassificationHead(nn.Module):
+    def __init__(self, c, act="tanh"):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+        self.out_proj = nn.Linear(c["hidden_size"], c["num_labels"])
+        self.act = _act(act)
+
+    def forward(self, h):
+        return self.out_proj(self.act(self.dense(h[:, 0])))
+
+
+class RobertaForSequenceClassification(nn.Module):
+    """classifier: position 0 → dense → tanh → out_proj."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.roberta = RobertaModel(c, add_pooling_layer=False)
+        self.classifier = RobertaClassificationHead(c, "tanh")
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs, _ = self.roberta(ids, attention_mask, token_type_ids)
+        return hs, self.classifier(hs[-1])
+
+
+class RobertaForTokenClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.roberta = RobertaModel(c, add_pooling_layer=False)
+        self.dropout = nn.Dropout(c.get("classifier_dropout") or c.get("hidden_dropout_prob", 0.0))
+        self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs, _ = self.roberta(ids, attention_mask, token_type_ids)
+        return hs, self.classifier(self.dropout(hs[-1]))
+
+
+class RobertaForQuestionAnswering(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.roberta = RobertaModel(c, add_pooling_layer=False)
+        self.qa_outputs = nn.Linear(c["hidden_size"], 2)
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs, _ = self.roberta(ids, attention_mask, token_type_ids)
+        start, end = self.qa_outputs(hs[-1]).split(1, dim=-1)
+        return hs, (start.squeeze(-1), end.squeeze(-1))
+
+
+# -------------------------------------------------------------------------------------------------------- ELECTRA
+class ElectraModel(nn.Module):
+    """Embeddings of width embedding_size (word, position, token type, LayerNorm), then embeddings_project
+    (embedding_size → hidden_size) when the two differ, then BERT layers. No pooler."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.embeddings = models.BertEmbeddings(dict(c, hidden_size=c["embedding_size"]))
+        if c["embedding_size"] != c["hidden_size"]:
+            self.embeddings_project = nn.Linear(c["embedding_size"], c["hidden_size"])
+        self.encoder = models.BertEncoder(c)
+
+    def hidden_states(self, ids, attention_mask=None, token_type_ids=None):
+        x = self.embeddings(ids, token_type_ids)
+        if hasattr(self, "embeddings_project"):
+            x = self.embeddings_project(x)
+        return _run_layers(self.encoder.layer, x, _mask(ids, attention_mask))
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.hidden_states(ids, attention_mask, token_type_ids)
+        return hs, hs[-1]
+
+
+class ElectraDiscriminatorPredictions(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+        self.dense_prediction = nn.Linear(c["hidden_size"], 1)
+        self.act = _act(c.get("hidden_act", "gelu"))
+
+    def forward(self, h):
+        return self.dense_prediction(self.act(self.dense(h))).squeeze(-1)
+
+
+class ElectraForPreTraining(nn.Module):
+    """The discriminator: one logit per token (B, T)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.electra = ElectraModel(c)
+        self.discriminator_predictions = ElectraDiscriminatorPredictions(c)
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.electra.hidden_states(ids, attention_mask, token_type_ids)
+        return hs, self.discriminator_predictions(hs[-1])
+
+
+class ElectraGeneratorPredictions(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["embedding_size"])
+        self.LayerNorm = nn.LayerNorm(c["embedding_size"], eps=c["layer_norm_eps"])
+
+    def forward(self, h):
+        return self.LayerNorm(F.gelu(self.dense(h)))
+
+
+class ElectraForMaskedLM(nn.Module):
+    """The generator: generator_predictions (hidden → embedding_size, gelu, LayerNorm) → generator_lm_head (tied to
+    the word embeddings) + generator_lm_head.bias."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.electra = ElectraModel(c)
+        self.generator_predictions = ElectraGeneratorPredictions(c)
+        self.generator_lm_head = nn.Linear(c["embedding_size"], c["vocab_size"])
+        self.generator_lm_head.weight = self.electra.embeddings.word_embeddings.weight
+
+    def mlm_logits(self, h):
+        return self.generator_lm_head(self.generator_predictions(h))
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.electra.hidden_states(ids, attention_mask, token_type_ids)
+        return hs, self.mlm_logits(hs[-1])
+
+
+class ElectraForSequenceClassification(nn.Module):
+    """classifier: position 0 → dense → gelu → out_proj (ElectraClassificationHead)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.electra = ElectraModel(c)
+        self.classifier = RobertaClassificationHead(c, "gelu")
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.electra.hidden_states(ids, attention_mask, token_type_ids)
+        return hs, self.classifier(hs[-1])
+
+
+# ---------------------------------------------------------------------------------------------------------- export
+ARCHITECTURES = {cls.__name__: cls for cls in [
+    BertModel, BertForSequenceClassification, BertForTokenClassification, BertForQuestionAnswering,
+    DistilBertModel, DistilBertForMaskedLM, DistilBertForSequenceClassification, DistilBertForTokenClassification,
+    DistilBertForQuestionAnswering, RobertaModel, RobertaForMaskedLM, RobertaForSequenceClassification,
+    RobertaForTokenClassification, RobertaForQuestionAnswering, ElectraModel, ElectraForPreTraining,
+    ElectraForMaskedLM, ElectraForSequenceClassification]}
+
+# keys save_pretrained leaves out (tied to the word embeddings, or an alias of a bias that is written)
+TIED = {
+    "DistilBertForMaskedLM": ["vocab_projector.weight"],
+    "RobertaForMaskedLM": ["lm_head.decoder.weight", "lm_head.decoder.bias"],
+    "ElectraForMaskedLM": ["generator_lm_head.weight"],
+}
+
+
+def build(config):
+    return ARCHITECTURES[config["architectures"][0]](config).eval()
+
+
+def export_state(model):
+    """Tensors as Hugging Face stores them: tied outputs left out."""
+    drop = set(TIED.get(type(model).__name__, []))
+    return {k: v.detach().contiguous() for k, v in model.state_dict().items() if k not in drop}
+
+
+def randomize(model, seed):
+    """As make_fixtures.randomize: LayerNorm weights 1 + 0.1·N(0,1), every other parameter 0.08·N(0,1), in
+    named_parameters order (tied parameters once), from torch.Generator(seed)."""
+    g = torch.Generator().manual_seed(seed)
+    ln = {f"{n}.weight" for n, m in model.named_modules() if isinstance(m, nn.LayerNorm)}
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name in ln:
+                p.copy_(1.0 + 0.1 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.08 * torch.randn(p.shape, generator=g))
