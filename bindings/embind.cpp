@@ -14,6 +14,7 @@
 
 #include "core/json.h"
 #include "kernels/parallel.h"
+#include "tasks/encoder-tasks.h"
 #include "tasks/fill-mask.h"
 #include "tasks/generation.h"
 #include "tokenizers/load.h"
@@ -133,6 +134,70 @@ public:
             return r;
         });
     }
+    // The encoder tasks: feature-extraction, text-classification, token-classification, question-answering,
+    // zero-shot-classification. inputs: {"texts", "text_pairs"} | {"questions", "contexts"} | {"texts", "labels"}.
+    // Offsets go out as JavaScript string indices (UTF-16 code units); feature-extraction's numbers through features().
+    val run(const std::string& task, const std::string& inputs, const std::string& opts, val cancel) {
+        return guarded(out_, [&] {
+            const wf::cancel_fn stop = cancel_from(cancel);
+            // inputs: a batch of texts, each at most 1 MiB (the tasks check), together at most 64 MiB
+            const wf::json in = inputs.empty() ? wf::json::object() : wf::parse_json_strict(inputs, "inputs", 64 << 20), o = parse(opts, "options");
+            auto strings = [&](const char* k) {
+                if (!in.contains(k)) return std::vector<std::string>{};
+                if (!in[k].is_array()) throw wf::error(std::string(k) + " must be a list of strings");
+                std::vector<std::string> v;
+                for (const wf::json& x : in[k]) {
+                    if (!x.is_string()) throw wf::error(std::string(k) + " must be a list of strings");
+                    v.push_back(x.get<std::string>());
+                }
+                return v;
+            };
+            const auto texts = strings("texts");
+            if (task == "feature-extraction") {
+                wf::tensor_out t = wf::feature_extraction(need(), texts, wf::parse_feature_extraction_options(o), &stop);
+                floats_ = std::move(t.data);
+                return wf::json{{"dims", t.dims}};
+            }
+            wf::json r = wf::json::array();
+            if (task == "text-classification") {
+                for (auto& list : wf::text_classification(need(), texts, strings("text_pairs"), wf::parse_text_classification_options(o), &stop)) {
+                    wf::json l = wf::json::array();
+                    for (auto& x : list) l.push_back({{"label", x.label}, {"score", x.score}});
+                    r.push_back(l);
+                }
+            } else if (task == "token-classification") {
+                const auto opt = wf::parse_token_classification_options(o);
+                const auto all = wf::token_classification(need(), texts, opt, &stop);
+                for (size_t i = 0; i < all.size(); ++i) {
+                    wf::json l = wf::json::array();
+                    for (auto& e : all[i]) {
+                        wf::json x = {{opt.strategy == wf::aggregation::none ? "entity" : "entity_group", e.entity}, {"score", e.score}, {"word", e.word},
+                                      {"start", utf16_index(texts[i], e.start)}, {"end", utf16_index(texts[i], e.end)}};
+                        if (e.index >= 0) x["index"] = e.index;
+                        l.push_back(x);
+                    }
+                    r.push_back(l);
+                }
+            } else if (task == "question-answering") {
+                const auto contexts = strings("contexts");
+                const auto all = wf::question_answering(need(), strings("questions"), contexts, wf::parse_question_answering_options(o), &stop);
+                for (size_t i = 0; i < all.size(); ++i) {
+                    wf::json l = wf::json::array();
+                    for (auto& a : all[i])
+                        l.push_back({{"answer", a.text}, {"score", a.score}, {"start", utf16_index(contexts[i], a.start)}, {"end", utf16_index(contexts[i], a.end)}});
+                    r.push_back(l);
+                }
+            } else if (task == "zero-shot-classification") {
+                const auto all = wf::zero_shot_classification(need(), texts, strings("labels"), wf::parse_zero_shot_options(o), &stop);
+                for (size_t i = 0; i < all.size(); ++i) r.push_back({{"sequence", texts[i]}, {"labels", all[i].labels}, {"scores", all[i].scores}});
+            } else {
+                throw wf::error("unknown task \"" + task + "\"");
+            }
+            return wf::json{{"results", r}};
+        });
+    }
+    // feature-extraction's numbers of the last run, copied by the caller.
+    val features() const { return val(emscripten::typed_memory_view(floats_.size(), floats_.data())); }
     // The attention weights of the last call that asked for them: (n_head, T, n_kv) floats, copied by the caller.
     val attention() const { return val(emscripten::typed_memory_view(attention_.size(), attention_.data())); }
 
@@ -150,6 +215,15 @@ private:
                 {"weight_bytes", pm.m().weight_bytes()}, {"borrows_file_bytes", bool(pm.loaded.files)},
                 {"mask_token", mask >= 0 ? pm.tok->token(mask) : ""}};
     }
+    // A UTF-8 byte offset in a text → the JavaScript string index (UTF-16 code units) of the same place.
+    static int64_t utf16_index(const std::string& text, int64_t byte) {
+        int64_t n = 0;
+        for (int64_t i = 0; i < byte && i < int64_t(text.size()); ++i) {
+            const auto c = uint8_t(text[size_t(i)]);
+            if ((c & 0xC0) != 0x80) n += c >= 0xF0 ? 2 : 1;  // a 4-byte character is a surrogate pair
+        }
+        return n;
+    }
     static wf::json candidates(const std::vector<wf::fill_mask_candidate>& list) {
         wf::json l = wf::json::array();
         for (auto& c : list) l.push_back({{"score", c.score}, {"token", c.token}, {"token_str", c.token_str}, {"sequence", c.sequence}});
@@ -165,6 +239,7 @@ private:
     std::unique_ptr<wf::pipeline_model> pm_;
     std::unique_ptr<wf::generation> gen_;
     std::vector<float> attention_;
+    std::vector<float> floats_;  // feature-extraction's output
     int attention_layer_ = -2;
     std::string out_;
 };
@@ -226,6 +301,8 @@ EMSCRIPTEN_BINDINGS(wasmformer) {
         .function("fillMaskBatch", &Pipeline::fillMaskBatch)
         .function("generateStart", &Pipeline::generateStart)
         .function("generateStep", &Pipeline::generateStep)
+        .function("run", &Pipeline::run)
+        .function("features", &Pipeline::features)
         .function("attention", &Pipeline::attention);
     emscripten::class_<Tokenizer>("Tokenizer")
         .constructor<>()

@@ -159,11 +159,8 @@ TEST_CASE("encoder pipelines give the reference pipelines' outputs (Hugging Face
                 }
             } else if (task == "question-answering") {
                 const std::string context = in["context"];
-                wf::json o = c["options"];
-                o.erase("align_to_words");  // the engine always aligns to words, as Hugging Face does by default
-                if (c["options"].value("align_to_words", true) == false) continue;
+                const wf::json& o = c["options"];
                 auto q = wf::parse_question_answering_options(o);
-                if (!o.contains("doc_stride")) q.doc_stride = std::min<int64_t>(std::min(q.max_seq_len, pm.hp().max_tokens()) / 2, 128);
                 const auto out = wf::question_answering(pm, {in["question"].get<std::string>()}, {context}, q)[0];
                 const wf::json w = want.is_array() ? want : wf::json::array({want});
                 REQUIRE(out.size() == w.size());
@@ -189,4 +186,46 @@ TEST_CASE("encoder pipelines give the reference pipelines' outputs (Hugging Face
         }
     }
     REQUIRE(cases > 60);
+}
+
+TEST_CASE("zero-shot-classification: Hugging Face's formula over an NLI head's logits on (text, hypothesis) pairs", "[encoders][pipelines]") {
+    // bert-tiny-cls relabelled as an NLI model (contradiction, neutral, entailment)
+    auto files = wft::read_dir(wft::data_path("fixtures/bert-tiny-cls"));
+    wf::json config = wf::json::parse(files->text("config.json"));
+    config["id2label"] = {{"0", "CONTRADICTION"}, {"1", "neutral"}, {"2", "Entailment"}};
+    config.erase("label2id");
+    const std::string edited = config.dump();
+    files->add("config.json", std::vector<uint8_t>(edited.begin(), edited.end()));
+    const wf::pipeline_model pm = wf::load_pipeline_model(files);
+    REQUIRE(wf::supported_tasks(pm.m()) == std::vector<std::string>{"feature-extraction", "text-classification", "zero-shot-classification"});
+    const std::vector<std::string> labels = {"sport", "politics", "cooking"};
+    const std::string text = "The match went to extra time.";
+    wf::text_classification_options raw;
+    raw.function = wf::score_function::none;
+    raw.top_k = 0;
+    std::vector<double> entail, contra;  // each hypothesis's logits, through the text-pair path
+    for (const std::string& l : labels) {
+        const auto r = wf::text_classification(pm, {text}, {"This example is " + l + "."}, raw)[0];
+        for (auto& x : r) {
+            if (x.label == "Entailment") entail.push_back(x.score);
+            if (x.label == "CONTRADICTION") contra.push_back(x.score);
+        }
+    }
+    // across labels: softmax of the entailment logits; multi_label: each label's entailment vs contradiction
+    double sum = 0;
+    for (double e : entail) sum += std::exp(e);
+    const auto across = wf::zero_shot_classification(pm, {text}, labels)[0];
+    wf::zero_shot_options multi;
+    multi.multi_label = true;
+    const auto each = wf::zero_shot_classification(pm, {text}, labels, multi)[0];
+    REQUIRE(across.labels.size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+        const size_t j = size_t(std::find(labels.begin(), labels.end(), across.labels[i]) - labels.begin());
+        REQUIRE(std::fabs(across.scores[i] - std::exp(entail[j]) / sum) < 1e-6);
+        const size_t k = size_t(std::find(labels.begin(), labels.end(), each.labels[i]) - labels.begin());
+        REQUIRE(std::fabs(each.scores[i] - 1 / (1 + std::exp(contra[k] - entail[k]))) < 1e-6);
+        if (i) REQUIRE(across.scores[i] <= across.scores[i - 1]);
+    }
+    REQUIRE_THROWS_WITH(wf::zero_shot_classification(wft::fixture_model("bert-tiny-cls"), {text}, labels), Catch::Contains("needs an NLI model"));
+    REQUIRE_THROWS_WITH(wf::parse_zero_shot_options(wf::json{{"hypothesis_template", "no label"}}), Catch::Contains("has no {}"));
 }

@@ -374,10 +374,11 @@ std::vector<std::vector<answer>> question_answering(const pipeline_model& pm, co
         if (room < 1)
             throw error(which + "the question is " + std::to_string(qe.ids.size()) + " tokens, which leaves no room for the context in " +
                         std::to_string(max_len) + " (max_seq_len)");
-        if (opt.doc_stride >= room)
-            throw error(which + "doc_stride (" + std::to_string(opt.doc_stride) + ") must be less than the context tokens per window (" +
+        const int64_t stride = opt.doc_stride >= 0 ? opt.doc_stride : std::min({max_len / 2, int64_t(128), room - 1});
+        if (stride >= room)
+            throw error(which + "doc_stride (" + std::to_string(stride) + ") must be less than the context tokens per window (" +
                         std::to_string(room) + ")");
-        const int64_t n = int64_t(ctx[q].ids.size()), step = room - opt.doc_stride;
+        const int64_t n = int64_t(ctx[q].ids.size()), step = room - stride;
         for (int64_t start = 0;; start += step) {
             const int64_t stop = std::min(start + room, n);
             encoding part;
@@ -439,7 +440,7 @@ std::vector<std::vector<answer>> question_answering(const pipeline_model& pm, co
             // the answer covers whole words: from the start token's word's first byte to the end token's word's last
             const int64_t s = c[i].s, e = c[i].e;
             int64_t begin = m.offsets[size_t(s)].begin, end = m.offsets[size_t(e)].end;
-            if (m.sequence[size_t(s)] == 1 && m.sequence[size_t(e)] == 1) {
+            if (opt.align_to_words && m.sequence[size_t(s)] == 1 && m.sequence[size_t(e)] == 1) {
                 const int32_t ws = m.words[size_t(s)], we = m.words[size_t(e)];
                 for (size_t t = 0; t < ctx[q].ids.size(); ++t) {
                     if (ctx[q].words[t] == ws) begin = std::min<int64_t>(begin, ctx[q].offsets[t].begin);

@@ -66,11 +66,13 @@ std::vector<std::vector<token_entity>> token_classification(const pipeline_model
 // --------------------------------------------------------------------------------------------- question-answering
 struct question_answering_options {
     int64_t top_k = 1;
-    int64_t doc_stride = 128;       // tokens shared by consecutive windows of a long context
+    int64_t doc_stride = -1;        // tokens shared by consecutive windows of a long context; −1: Hugging Face's
+                                    // default, min(window / 2, 128) (less, if a long question leaves less room)
     int64_t max_answer_len = 15;    // tokens
     int64_t max_seq_len = 384;      // tokens per window (capped by the model)
     int64_t max_question_len = 64;  // tokens
     bool handle_impossible_answer = false;
+    bool align_to_words = true;     // answers widened to whole words (false: exactly the tokens' text)
 };
 struct answer {
     double score;

@@ -216,6 +216,7 @@ question_answering_options parse_question_answering_options(const json& o) {
     r.on("max_seq_len", [&](const json& v) { q.max_seq_len = r.integer("max_seq_len", v, 1, kMaxI); });
     r.on("max_question_len", [&](const json& v) { q.max_question_len = r.integer("max_question_len", v, 1, kMaxI); });
     r.on("handle_impossible_answer", [&](const json& v) { q.handle_impossible_answer = r.boolean("handle_impossible_answer", v); });
+    r.on("align_to_words", [&](const json& v) { q.align_to_words = r.boolean("align_to_words", v); });
     r.finish();
     return q;
 }

@@ -37,3 +37,23 @@ const tg = await TextGenerator.load(new Uint8Array(4));
 const tok = await Tokenizer.load({ 'vocab.txt': '[UNK]\n' });
 console.log(fm.info.mask_token, (await tok.encode('x')).length, await tg.engineInfo());
 await tg.dispose();
+
+// the encoder pipelines
+const extractor = await pipeline('feature-extraction', './models/any');
+const emb = await extractor(['a', 'b'], { pooling: 'mean', normalize: true });
+const dims: number[] = emb.dims;
+const firstRow: number = emb.data[0];
+const classifier = await pipeline('sentiment-analysis', './models/any');
+const labels = await classifier('I liked it', { top_k: 2 });
+const label: string = labels[0].label;
+const pairLabels = await classifier({ text: 'a', text_pair: 'b' });
+const ner = await pipeline('ner', './models/any');
+const tokens = await ner('Wolfgang lives in Berlin');
+const entity: string = tokens[0].entity;
+const groups = await ner('Wolfgang lives in Berlin', { aggregation_strategy: 'simple' });
+const qa = await pipeline('question-answering', './models/any');
+const ans = await qa('Where?', 'In Berlin.', { doc_stride: 64 });
+const zsc = await pipeline('zero-shot-classification', './models/any');
+const z = await zsc('I love it', ['positive', 'negative'], { multi_label: true });
+const topLabel: string = z.labels[0];
+console.log(dims, firstRow, label, pairLabels.length, entity, groups.length, ans, topLabel);

@@ -269,6 +269,57 @@ export class Model extends Handle {
     });
   }
 
+  // The encoder tasks (engine: src/tasks/encoder-tasks.h). Every one takes a text or a list of texts (a list runs as
+  // padded batches, sorted by length inside); options other than signal go to the engine. Offsets (start, end) are
+  // string indices into the input.
+  _run(task, inputs, { signal, ...options } = {}) {
+    return this._serial(async () => {
+      this._need(task);
+      return this._call('run', { task, inputs, options }, signal);
+    });
+  }
+
+  // feature-extraction → a Tensor-like { type: 'float32', data: Float32Array, dims, size, tolist() }: (B, T, E) token
+  // states (padding rows zero), or (B, E) with { pooling: 'mean' | 'cls' }; { normalize: true } for unit vectors. A
+  // sentence-transformers folder (modules.json) sets its own pooling and normalization unless the options say.
+  async embed(texts, opts) {
+    const list = typeof texts === 'string' ? [texts] : Array.from(texts, (t) => textArg(t, 'feature-extraction'));
+    const r = await this._run('feature-extraction', { texts: list }, opts);
+    return tensor(r.data, r.dims);
+  }
+
+  // text-classification → per text, its labels best first: [{ label, score }] (top_k: 1 by default; null or 0: all).
+  // A text may be { text, text_pair }.
+  async classify(texts, opts) {
+    const list = Array.isArray(texts) ? texts : [texts];
+    const pairs = list.map((t) => (t && typeof t === 'object' && 'text' in t ? t : null));
+    if (pairs.some(Boolean) && !pairs.every(Boolean)) throw new TypeError('text-classification: give all texts as { text, text_pair } or none');
+    const inputs = pairs[0] ? { texts: pairs.map((p) => textArg(p.text, 'text-classification')), text_pairs: pairs.map((p) => textArg(p.text_pair, 'text-classification')) }
+                            : { texts: list.map((t) => textArg(t, 'text-classification')) };
+    return (await this._run('text-classification', inputs, opts)).results;
+  }
+
+  // token-classification → per text, its entities: { entity, score, index, word, start, end } per token, or with
+  // aggregation_strategy ('simple', 'first', 'average', 'max') { entity_group, score, word, start, end }.
+  async classifyTokens(texts, opts) {
+    const list = Array.isArray(texts) ? texts : [texts];
+    return (await this._run('token-classification', { texts: list.map((t) => textArg(t, 'token-classification')) }, opts)).results;
+  }
+
+  // question-answering → per question, its best answers { answer, score, start, end } (top_k, doc_stride,
+  // max_answer_len, max_seq_len, handle_impossible_answer); a context of any length is read in windows.
+  async answer(questions, contexts, opts) {
+    const q = Array.isArray(questions) ? questions : [questions], c = Array.isArray(contexts) ? contexts : [contexts];
+    return (await this._run('question-answering', { questions: q.map((t) => textArg(t, 'question-answering')), contexts: c.map((t) => textArg(t, 'question-answering')) }, opts)).results;
+  }
+
+  // zero-shot-classification (an NLI model) → per text { sequence, labels, scores }, best first.
+  async zeroShot(texts, labels, opts) {
+    const list = Array.isArray(texts) ? texts : [texts];
+    const l = typeof labels === 'string' ? [labels] : Array.from(labels ?? [], String);
+    return (await this._run('zero-shot-classification', { texts: list.map((t) => textArg(t, 'zero-shot-classification')), labels: l }, opts)).results;
+  }
+
   // text-generation: an AsyncIterable of text pieces (whole characters only). After the loop, .result holds
   // { text, finish_reason, tokens, prompt_tokens, attention?, timings }. An abort ({ signal }) ends the loop within
   // one token with an AbortError whose .result holds what was generated; the model stays usable. Options other
@@ -376,13 +427,67 @@ export class TextStreamer {
   }
 }
 
+// As transformers.js's Tensor, for feature-extraction's output.
+function tensor(data, dims) {
+  return {
+    type: 'float32', data, dims, size: data.length,
+    tolist() {
+      const build = (d, off) => {
+        if (d === dims.length - 1) return Array.from(data.subarray(off, off + dims[d]));
+        const stride = dims.slice(d + 1).reduce((a, b) => a * b, 1);
+        return Array.from({ length: dims[d] }, (_, i) => build(d + 1, off + i * stride));
+      };
+      return build(0, 0);
+    },
+  };
+}
+
 // ------------------------------------------------------------------------------------------------- pipelines
 const PIPELINE_CALL = {
   'fill-mask': ['signal'],  // + the engine's
   'text-generation': ['signal', 'streamer', 'return_full_text'],
+  'feature-extraction': [],
+  'text-classification': [],
+  'token-classification': [],
+  'question-answering': [],
+  'zero-shot-classification': [],
 };
+const TASK_ALIASES = { 'sentiment-analysis': 'text-classification', ner: 'token-classification', embeddings: 'feature-extraction' };
+
+// The encoder tasks' pipelines, with transformers.js's call shapes and outputs.
+function encoderPipeline(task, m) {
+  switch (task) {
+    case 'feature-extraction':
+      return (texts, o) => m.embed(texts, o);
+    case 'text-classification':
+      // one text: its top_k labels; several: one list each, or one object each when top_k is 1 (the default)
+      return async (texts, o = {}) => {
+        const r = await m.classify(texts, o);
+        if (!Array.isArray(texts)) return r[0];
+        return (o.top_k ?? 1) === 1 ? r.map((l) => l[0]) : r;
+      };
+    case 'token-classification':
+      return async (texts, o) => {
+        const r = await m.classifyTokens(texts, o);
+        return Array.isArray(texts) ? r : r[0];
+      };
+    case 'question-answering':
+      // one answer (top_k 1) as an object, else a list; a list of questions: one of those each
+      return async (question, context, o = {}) => {
+        const r = await m.answer(question, context, o);
+        const shape = (l) => ((o.top_k ?? 1) === 1 ? l[0] ?? null : l);
+        return Array.isArray(question) ? r.map(shape) : shape(r[0]);
+      };
+    case 'zero-shot-classification':
+      return async (texts, candidate_labels, o) => {
+        const r = await m.zeroShot(texts, candidate_labels, o);
+        return Array.isArray(texts) ? r : r[0];
+      };
+  }
+}
 
 export async function pipeline(task, source, opts = {}) {
+  task = TASK_ALIASES[task] ?? task;
   if (!(task in PIPELINE_CALL)) {
     const near = Object.keys(PIPELINE_CALL).find((t) => editDistance(task, t) <= 3);
     throw new Error(`unknown task "${task}"${near ? ` (did you mean "${near}"?)` : ''} (supported: ${Object.keys(PIPELINE_CALL).join(', ')})`);
@@ -393,10 +498,12 @@ export async function pipeline(task, source, opts = {}) {
     opts = source;  // pipeline(task, { dtype, … }): the default model with these options
     source = undefined;
   }
-  const Cls = task === 'fill-mask' ? FillMask : TextGenerator;
-  const m = await Cls.load(source, opts);
+  const Cls = task === 'fill-mask' ? FillMask : task === 'text-generation' ? TextGenerator : null;
+  const m = Cls ? await Cls.load(source, opts) : await Model._load(Model, task, source, opts);
   let run;
-  if (task === 'fill-mask') {
+  if (!Cls) {
+    run = encoderPipeline(task, m);
+  } else if (task === 'fill-mask') {
     // one mask: its candidates; several masks: one list per mask; an array of texts: one of those per text
     const shape = ({ results }) => (results.length === 1 ? results[0] : results);
     run = async (texts, o = {}) => {

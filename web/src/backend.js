@@ -60,7 +60,7 @@ export class LocalBackend {
     return o;
   }
 
-  // method: encode | decode | fillMask | fillMaskBatch | generateStart | generateStep; args: plain values.
+  // method: encode | decode | fillMask | fillMaskBatch | run | generateStart | generateStep; args: plain values.
   // cancel: a function polled between layers (true: stop), or undefined.
   async call(handle, method, args, cancel) {
     const o = this.get(handle);
@@ -73,6 +73,11 @@ export class LocalBackend {
         return r;
       }
       case 'fillMaskBatch': return result(o.fillMaskBatch(json(args.texts), json(args.options), cancel));
+      case 'run': {  // the encoder tasks (feature-extraction's numbers come as a Float32Array)
+        const r = result(o.run(args.task, json(args.inputs), json(args.options), cancel));
+        if (args.task === 'feature-extraction') r.data = o.features().slice();
+        return r;
+      }
       case 'generateStart': return result(o.generateStart(utf8(args.prompt), json(args.options)));
       case 'generateStep': {
         const r = result(o.generateStep(cancel));

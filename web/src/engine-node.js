@@ -49,8 +49,13 @@ export const readPath = {
     }
     if (st.isFile()) return [{ name: path.basename(p), size: st.size, file: p }];
     const out = [];
-    for (const e of await fs.readdir(p, { withFileTypes: true }))
+    for (const e of await fs.readdir(p, { withFileTypes: true })) {
       if (e.isFile()) out.push({ name: e.name, size: (await fs.stat(path.join(p, e.name))).size });
+      // one level of subfolders, as "1_Pooling/config.json" (sentence-transformers folders)
+      if (e.isDirectory() && !e.name.startsWith('.'))
+        for (const f of await fs.readdir(path.join(p, e.name), { withFileTypes: true }))
+          if (f.isFile()) out.push({ name: `${e.name}/${f.name}`, size: (await fs.stat(path.join(p, e.name, f.name))).size });
+    }
     return out;
   },
   async *open(p, name, signal) {

@@ -25,7 +25,7 @@ export type ModelSource =
   | FileList
   | Record<string, ArrayBuffer | ArrayBufferView | Blob | string>;  // file name → contents
 
-export type Task = 'fill-mask' | 'text-generation';
+export type Task = 'fill-mask' | 'text-generation' | 'feature-extraction' | 'text-classification' | 'token-classification' | 'question-answering' | 'zero-shot-classification';
 
 /** Load progress, as transformers.js sends it: per file, then across files, then 'ready'. */
 export type ProgressEvent =
@@ -147,6 +147,56 @@ export interface GenerationAbortError extends Error {
   result: Omit<GenerationResult, 'timings' | 'finish_reason'> & { finish_reason: 'aborted' };
 }
 
+/** As transformers.js's Tensor: feature-extraction's output. */
+export interface Tensor { type: 'float32'; data: Float32Array; dims: number[]; size: number; tolist(): any[] }
+export interface FeatureExtractionOptions {
+  /** none: every token's state (B, T, E), padding rows zero; mean / cls: one vector per text (B, E). Default: the
+   *  sentence-transformers folder's (modules.json), else none. */
+  pooling?: 'none' | 'mean' | 'cls';
+  /** L2-normalize each vector (default: true when the folder has a Normalize module). */
+  normalize?: boolean;
+  signal?: AbortSignal;
+}
+export interface LabelScore { label: string; score: number }
+export interface TextClassificationOptions {
+  /** How many labels, best first (default 1); null or 0: every label. */
+  top_k?: number | null;
+  /** default: sigmoid for multi-label models (problem_type) and single-output heads, else softmax. */
+  function_to_apply?: 'default' | 'softmax' | 'sigmoid' | 'none';
+  signal?: AbortSignal;
+}
+export interface TextPair { text: string; text_pair: string }
+/** One token's label (aggregation_strategy none); offsets are string indices into the text. */
+export interface TokenEntity { entity: string; score: number; index: number; word: string; start: number; end: number }
+/** An entity of one or more words (aggregation_strategy simple / first / average / max). */
+export interface EntityGroup { entity_group: string; score: number; word: string; start: number; end: number }
+export interface TokenClassificationOptions {
+  aggregation_strategy?: 'none' | 'simple' | 'first' | 'average' | 'max';
+  /** Labels left out (default ["O"]). */
+  ignore_labels?: string[];
+  signal?: AbortSignal;
+}
+export interface Answer { answer: string; score: number; start: number; end: number }
+export interface QuestionAnsweringOptions {
+  top_k?: number;
+  /** Tokens shared by consecutive windows of a long context (default 128). */
+  doc_stride?: number;
+  max_answer_len?: number;
+  max_seq_len?: number;
+  max_question_len?: number;
+  /** Also score "no answer" (an empty answer at 0). */
+  handle_impossible_answer?: boolean;
+  signal?: AbortSignal;
+}
+export interface ZeroShotOptions {
+  /** The hypothesis, with {} for the label (default "This example is {}."). */
+  hypothesis_template?: string;
+  /** Score each label on its own (entailment vs contradiction) instead of across labels. */
+  multi_label?: boolean;
+  signal?: AbortSignal;
+}
+export interface ZeroShotResult { sequence: string; labels: string[]; scores: number[] }
+
 /** Any model the engine runs; its methods work for the tasks in info.tasks (an error names the ones it has). */
 export class Model extends Handle {
   static load(source: ModelSource, opts?: LoadOptions): Promise<Model>;
@@ -157,6 +207,16 @@ export class Model extends Handle {
   /** text-generation, streamed as text pieces of whole characters; .result is set when the loop ends. */
   generate(prompt: string, opts?: GenerationOptions): AsyncIterable<string> & { result: GenerationResult | null };
   complete(prompt: string, opts?: GenerationOptions & { onToken?: (piece: string) => void }): Promise<GenerationResult>;
+  /** feature-extraction; several texts run in padded batches. */
+  embed(texts: string | string[], opts?: FeatureExtractionOptions): Promise<Tensor>;
+  /** text-classification: per text, its labels best first. */
+  classify(texts: string | TextPair | string[] | TextPair[], opts?: TextClassificationOptions): Promise<LabelScore[][]>;
+  /** token-classification: per text, its tokens' or entities' labels. */
+  classifyTokens(texts: string | string[], opts?: TokenClassificationOptions): Promise<(TokenEntity | EntityGroup)[][]>;
+  /** question-answering: per question (with its context), the best answers. */
+  answer(questions: string | string[], contexts: string | string[], opts?: QuestionAnsweringOptions): Promise<Answer[][]>;
+  /** zero-shot-classification with an NLI model. */
+  zeroShot(texts: string | string[], labels: string | string[], opts?: ZeroShotOptions): Promise<ZeroShotResult[]>;
 }
 /** A model loaded for fill-mask (refused at load if it cannot fill masks). */
 export class FillMask extends Model {
@@ -207,12 +267,41 @@ export interface TextGenerationPipeline extends PipelineObject<TextGenerator> {
   (prompts: string[], opts?: TextGenerationOptions): Promise<{ generated_text: string }[][]>;
 }
 
+export interface FeatureExtractionPipeline extends PipelineObject<Model> {
+  (texts: string | string[], opts?: FeatureExtractionOptions): Promise<Tensor>;
+}
+export interface TextClassificationPipeline extends PipelineObject<Model> {
+  /** One text: its top_k labels. */
+  (text: string | TextPair, opts?: TextClassificationOptions): Promise<LabelScore[]>;
+  /** Several: the best label of each (top_k 1, the default), or each one's list. */
+  (texts: string[] | TextPair[], opts?: TextClassificationOptions): Promise<LabelScore[] | LabelScore[][]>;
+}
+export interface TokenClassificationPipeline extends PipelineObject<Model> {
+  (text: string, opts?: TokenClassificationOptions & { aggregation_strategy?: 'none' }): Promise<TokenEntity[]>;
+  (text: string, opts: TokenClassificationOptions): Promise<(TokenEntity | EntityGroup)[]>;
+  (texts: string[], opts?: TokenClassificationOptions): Promise<(TokenEntity | EntityGroup)[][]>;
+}
+export interface QuestionAnsweringPipeline extends PipelineObject<Model> {
+  /** top_k 1 (the default): the best answer (null if none); else a list. */
+  (question: string, context: string, opts?: QuestionAnsweringOptions): Promise<Answer | Answer[] | null>;
+  (questions: string[], contexts: string[], opts?: QuestionAnsweringOptions): Promise<(Answer | Answer[] | null)[]>;
+}
+export interface ZeroShotClassificationPipeline extends PipelineObject<Model> {
+  (text: string, candidate_labels: string | string[], opts?: ZeroShotOptions): Promise<ZeroShotResult>;
+  (texts: string[], candidate_labels: string | string[], opts?: ZeroShotOptions): Promise<ZeroShotResult[]>;
+}
+
 /** A pipeline for a task; with no source, the task's default model (Node: installed with the package; browsers:
  *  after `import 'wasmformer-models'`). */
 export function pipeline(task: 'fill-mask', source?: ModelSource | null, opts?: LoadOptions): Promise<FillMaskPipeline>;
 export function pipeline(task: 'fill-mask', opts: LoadOptions): Promise<FillMaskPipeline>;
 export function pipeline(task: 'text-generation', source?: ModelSource | null, opts?: LoadOptions): Promise<TextGenerationPipeline>;
 export function pipeline(task: 'text-generation', opts: LoadOptions): Promise<TextGenerationPipeline>;
+export function pipeline(task: 'feature-extraction' | 'embeddings', source?: ModelSource | null, opts?: LoadOptions): Promise<FeatureExtractionPipeline>;
+export function pipeline(task: 'text-classification' | 'sentiment-analysis', source?: ModelSource | null, opts?: LoadOptions): Promise<TextClassificationPipeline>;
+export function pipeline(task: 'token-classification' | 'ner', source?: ModelSource | null, opts?: LoadOptions): Promise<TokenClassificationPipeline>;
+export function pipeline(task: 'question-answering', source?: ModelSource | null, opts?: LoadOptions): Promise<QuestionAnsweringPipeline>;
+export function pipeline(task: 'zero-shot-classification', source?: ModelSource | null, opts?: LoadOptions): Promise<ZeroShotClassificationPipeline>;
 
 /** A Hugging Face repo id ("org/name") or repo URL as the source the loader reads it by. */
 export function hubSource(s: string, opts?: { revision?: string; hub?: string }): { type: 'hub'; repo: string; revision: string; hub: string } | null;
