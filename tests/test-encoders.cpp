@@ -229,3 +229,19 @@ TEST_CASE("zero-shot-classification: Hugging Face's formula over an NLI head's l
     REQUIRE_THROWS_WITH(wf::zero_shot_classification(wft::fixture_model("bert-tiny-cls"), {text}, labels), Catch::Contains("needs an NLI model"));
     REQUIRE_THROWS_WITH(wf::parse_zero_shot_options(wf::json{{"hypothesis_template", "no label"}}), Catch::Contains("has no {}"));
 }
+
+TEST_CASE("an embedding model as GGUF (llama.cpp's bert with pooling_type) embeds as its sentence-transformers folder", "[encoders][gguf]") {
+    // tools/reference/gguf_export.py --type f16 tests/data/fixtures/bert-tiny-st → bert-tiny-st-f16.gguf (no head)
+    auto files = std::make_shared<wf::file_set>();
+    files->add("bert-tiny-st-f16.gguf", wft::read_file(wft::data_path("fixtures/bert-tiny-st-f16.gguf")));
+    const wf::pipeline_model gguf = wf::load_pipeline_model(files);
+    REQUIRE(gguf.sentence.pooling == "mean");
+    REQUIRE(gguf.sentence.normalize);
+    REQUIRE(wf::supported_tasks(gguf.m()) == std::vector<std::string>{"feature-extraction"});
+    const std::vector<std::string> texts = {"This is a sentence.", "Émile's café 😀", "a"};
+    const auto a = wf::feature_extraction(gguf, texts), b = wf::feature_extraction(wft::fixture_model("bert-tiny-st"), texts);
+    REQUIRE(a.dims == std::vector<int64_t>{3, 16});
+    REQUIRE(a.dims == b.dims);
+    // f16 weights (dtype auto widens them exactly) against the f32 originals: within the weights' rounding
+    REQUIRE(wft::max_abs_diff(a.data.data(), b.data.data(), a.data.size()) < 2e-3);
+}

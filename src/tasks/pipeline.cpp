@@ -14,11 +14,18 @@ pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const 
         const gguf_file g = parse_gguf(bytes->data(), int64_t(bytes->size()), gguf);
         pm.loaded = load_gguf_model(g, files, opt);  // keeps the files only if the weights are views into them
         pm.tok = load_tokenizer(g, pm.hp().n_vocab);
+        // an embedding model's pooling, as llama.cpp writes it ({arch}.pooling_type: 1 mean, 2 cls); its
+        // embeddings are then normalized, as llama.cpp's are by default
+        if (const std::string key = pm.hp().arch + ".pooling_type"; g.has(key)) {
+            const uint64_t t = g.get_uint(key);
+            if (t == 1 || t == 2) pm.sentence = {t == 1 ? "mean" : "cls", true};
+            else if (t != 0) throw error(g.file_name + ": " + key + " = " + std::to_string(t) + " is not supported (0 none, 1 mean, 2 cls)");
+        }
     } else {
         pm.loaded = load_model(files, opt);
         pm.tok = load_tokenizer(*files);
     }
-    pm.sentence = read_sentence_embedding_config(*files);
+    if (pm.sentence.pooling.empty()) pm.sentence = read_sentence_embedding_config(*files);
     if (pm.tok->vocab_size() > pm.hp().n_vocab)
         throw error("the tokenizer has " + std::to_string(pm.tok->vocab_size()) + " tokens but the model only " + std::to_string(pm.hp().n_vocab));
     return pm;

@@ -216,9 +216,18 @@ def main():
             for g, h in layer:
                 for wb in ("weight", "bias"):
                     w.tensor(f"blk.{l}.{g}.{wb}", p(f"encoder.layer.{l}.{h}.{wb}"), a.type)
-        for n in ("cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
-                  "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias", "cls.predictions.bias"):
-            w.tensor(n, W[n], a.type)
+        if "cls.predictions.bias" in W:  # a masked LM; a BertModel (embeddings) has no head
+            for n in ("cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
+                      "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias", "cls.predictions.bias"):
+                w.tensor(n, W[n], a.type)
+        # a sentence-transformers folder's pooling, as llama.cpp's convert_hf_to_gguf writes it (1 mean, 2 cls)
+        pool = os.path.join(a.model_dir, "1_Pooling", "config.json")
+        if os.path.exists(pool):
+            pc = json.load(open(pool))
+            mode = 1 if pc.get("pooling_mode_mean_tokens") else 2 if pc.get("pooling_mode_cls_token") else None
+            if mode is None:
+                raise SystemExit(f"{pool}: only mean and cls pooling are written")
+            w.u32("bert.pooling_type", mode)
     elif arch == "gpt2":
         E = cfg["n_embd"]
         w.u32("gpt2.block_count", cfg["n_layer"])
