@@ -245,3 +245,87 @@ TEST_CASE("an embedding model as GGUF (llama.cpp's bert with pooling_type) embed
     // f16 weights (dtype auto widens them exactly) against the f32 originals: within the weights' rounding
     REQUIRE(wft::max_abs_diff(a.data.data(), b.data.data(), a.data.size()) < 2e-3);
 }
+
+TEST_CASE("encoder tasks: hostile and degenerate inputs get clear errors or sensible answers, never a crash", "[encoders][hostile]") {
+    // config.json's labels and head
+    auto fails = [](const std::string& text, const std::string& msg) {
+        INFO(text);
+        REQUIRE_THROWS_WITH(wf::parse_config(text), Catch::Contains(msg));
+    };
+    const std::string base = R"({"model_type": "bert", "architectures": ["BertForSequenceClassification"], )";
+    fails(base + R"("id2label": {"0": "a", "2": "b"}})", "id2label key \"2\" is not one of the ids 0 … 1");
+    fails(base + R"("id2label": {"x": "a"}})", "id2label key \"x\"");
+    fails(base + R"("id2label": {"0": 7}})", "id2label[\"0\"] must be a string");
+    fails(base + R"("id2label": ["a"]})", "id2label must be an object");
+    fails(base + R"("id2label": {"0": "a"}, "num_labels": 3})", "num_labels = 3 but id2label has 1 labels");
+    fails(base + R"("problem_type": "ranking"})", "problem_type \"ranking\" is not one of");
+    fails(R"({"model_type": "bert", "architectures": ["BertForNextSentencePrediction"]})", "is not supported");
+    fails(R"({"model_type": "distilbert", "activation": "swish"})", "activation \"swish\" is not supported");
+    fails(R"({"model_type": "roberta", "pad_token_id": 600})", "pad_token_id = 600 leaves no positions");
+    // a classifier whose file has other outputs than config.json's labels
+    auto files = wft::read_dir(wft::data_path("fixtures/bert-tiny-cls"));
+    wf::json config = wf::json::parse(files->text("config.json"));
+    config["id2label"] = {{"0", "a"}, {"1", "b"}};
+    config.erase("label2id");
+    std::string edited = config.dump();
+    files->add("config.json", std::vector<uint8_t>(edited.begin(), edited.end()));
+    REQUIRE_THROWS_WITH(wf::load_pipeline_model(files), Catch::Contains("config.json names 2 labels but the classifier has 3 outputs"));
+    // sentence-transformers files
+    auto st = wft::read_dir(wft::data_path("fixtures/bert-tiny-st"));
+    auto with = [&](const std::string& name, const std::string& text) {
+        auto f = wft::read_dir(wft::data_path("fixtures/bert-tiny-st"));
+        f->add(name, std::vector<uint8_t>(text.begin(), text.end()));
+        return f;
+    };
+    REQUIRE_THROWS_WITH(wf::load_pipeline_model(with("modules.json", "{}")), Catch::Contains("modules.json: must be a list of modules"));
+    REQUIRE_THROWS_WITH(wf::load_pipeline_model(with("modules.json", R"([{"type": "sentence_transformers.models.Dense", "path": "2_Dense"}])")),
+                        Catch::Contains("module type \"sentence_transformers.models.Dense\" is not supported"));
+    REQUIRE_THROWS_WITH(wf::load_pipeline_model(with("1_Pooling/config.json", R"({"pooling_mode_mean_tokens": true, "pooling_mode_cls_token": true})")),
+                        Catch::Contains("exactly one pooling mode must be on"));
+    REQUIRE_THROWS_WITH(wf::load_pipeline_model(with("1_Pooling/config.json", R"({"pooling_mode_lasttoken": true})")),
+                        Catch::Contains("pooling_mode_lasttoken is not supported"));
+    st->remove("1_Pooling/config.json");
+    REQUIRE_THROWS_WITH(wf::load_pipeline_model(st), Catch::Contains("1_Pooling/config.json is missing"));
+
+    // degenerate texts: empty, whitespace, control characters only — the template's tokens alone
+    const auto& cls = wft::fixture_model("bert-tiny-cls");
+    for (const std::string& t : std::vector<std::string>{"", "   \t\n", std::string("\x01\x02", 2), "\xFF\xFE"}) {
+        REQUIRE(wf::text_classification(cls, {t})[0].size() == 1);
+        REQUIRE(wf::token_classification(wft::fixture_model("bert-tiny-ner"), {t})[0].empty());
+        REQUIRE(wf::feature_extraction(wft::fixture_model("bert-tiny-st"), {t}).dims == std::vector<int64_t>{1, 16});
+    }
+    REQUIRE(wf::text_classification(cls, {}).empty());
+    REQUIRE_THROWS_WITH(wf::text_classification(cls, {"a", "b"}, {"c"}), Catch::Contains("1 text pairs for 2 texts"));
+    // long texts are cut to the model's positions (64 here), pairs longest first
+    const std::string long_text(20000, 'a');
+    REQUIRE(wf::text_classification(cls, {long_text + " " + long_text})[0].size() == 1);
+    REQUIRE(wf::text_classification(cls, {std::string(3000, 'b') + " x y z"}, {"short"})[0].size() == 1);
+    // question answering: empty and long contexts, an empty question, a question that fills the window
+    const auto& qa = wft::fixture_model("distilbert-tiny-qa");
+    const auto empty = wf::question_answering(qa, {"who?"}, {""})[0];  // no context token: [CLS]'s span, scored 0 (as HF)
+    REQUIRE(empty.size() == 1);
+    REQUIRE(empty[0].score == 0);
+    REQUIRE(empty[0].text.empty());
+    wf::question_answering_options h;
+    h.handle_impossible_answer = true;
+    const auto none = wf::question_answering(qa, {"who?"}, {""}, h)[0];
+    REQUIRE(none.size() == 1);
+    REQUIRE(none[0].text.empty());
+    std::string context;
+    for (int i = 0; i < 400; ++i) context += "word" + std::to_string(i) + " ";
+    const auto far = wf::question_answering(qa, {"which word?"}, {context})[0];  // many windows
+    REQUIRE(far.size() == 1);
+    REQUIRE(context.substr(size_t(far[0].start), size_t(far[0].end - far[0].start)) == far[0].text);
+    REQUIRE(wf::question_answering(qa, {""}, {"Nobody."})[0].size() == 1);
+    std::string long_question;
+    for (int i = 0; i < 100; ++i) long_question += "who ";
+    REQUIRE_THROWS_WITH(wf::question_answering(qa, {long_question}, {"x"}),
+                        Catch::Contains("leaves no room for the context"));
+    REQUIRE_THROWS_WITH(wf::question_answering(qa, {"a", "b"}, {"c"}), Catch::Contains("2 questions for 1 contexts"));
+    REQUIRE_THROWS_WITH(wf::question_answering(cls, {"a"}, {"b"}), Catch::Contains("question-answering needs a question answering head"));
+    REQUIRE_THROWS_WITH(wf::token_classification(cls, {"a"}), Catch::Contains("token-classification needs a token classification head"));
+    REQUIRE_THROWS_WITH(wf::parse_question_answering_options(wf::json{{"top_k", 0}}), Catch::Contains("top_k = 0 is outside [1,"));
+    REQUIRE_THROWS_WITH(wf::parse_token_classification_options(wf::json{{"aggregation_strategy", "mean"}}),
+                        Catch::Contains("must be one of none, simple, first, average, max"));
+    REQUIRE_THROWS_WITH(wf::parse_feature_extraction_options(wf::json{{"normalise", true}}), Catch::Contains("did you mean \"normalize\"?"));
+}
