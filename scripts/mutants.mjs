@@ -46,6 +46,15 @@ export const mutants = [
     file: 'src/tasks/sampling.cpp', from: 'l = l > 0 ? l / p_.repetition_penalty : l * p_.repetition_penalty;', to: 'l = l / p_.repetition_penalty;' },
   { name: 'q8-round-half-even', why: 'q8_0 quantization rounds halves to even (ggml rounds them away from zero)',
     file: 'src/kernels/dtype.cpp', from: 'int8_t(std::lround(xb[i] * id))', to: 'int8_t(std::nearbyint(xb[i] * id))' },
+  // the encoder families and pipelines (issue 15)
+  { name: 'roberta-positions-from-zero', why: 'RoBERTa\'s positions counted from 0 instead of padding_idx + 1',
+    file: 'src/models/roberta.cpp', from: '    hp.position_offset = hp.pad_token_id + 1;', to: '    hp.position_offset = 0;' },
+  { name: 'qa-cls-outside-softmax', why: 'question answering leaves [CLS] out of the softmax (Hugging Face keeps it in, then zeroes it)',
+    file: 'src/tasks/encoder-tasks.cpp', from: 'm.sequence[size_t(t)] == 1 || m.ids[size_t(t)] == tok.special().cls;', to: 'm.sequence[size_t(t)] == 1;' },
+  { name: 'ner-subword-by-space', why: 'WordPiece subwords told by the space before them (the BPE heuristic) instead of their "##"',
+    file: 'src/tasks/encoder-tasks.cpp', from: 'const bool prefixed = !tok.is_byte_level();', to: 'const bool prefixed = false;' },
+  { name: 'pair-extra-token-to-first', why: 'pairs cut to the positions give the odd token to the first text, not the longer',
+    file: 'src/tasks/encoder-tasks.cpp', from: 'nx = swap ? n2 : n1, ny = swap ? n1 : n2;', to: 'nx = std::max(n1, n2), ny = std::min(n1, n2);' },
 ];
 
 function restoreSaved(interrupted = false) {

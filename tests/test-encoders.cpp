@@ -329,3 +329,26 @@ TEST_CASE("encoder tasks: hostile and degenerate inputs get clear errors or sens
                         Catch::Contains("must be one of none, simple, first, average, max"));
     REQUIRE_THROWS_WITH(wf::parse_feature_extraction_options(wf::json{{"normalise", true}}), Catch::Contains("did you mean \"normalize\"?"));
 }
+
+TEST_CASE("text pairs are cut to the positions as Hugging Face's tokenizers cut them (longest_first, only_first)", "[encoders]") {
+    const auto& pm = wft::fixture_model("bert-tiny-cls");  // 64 positions: [CLS] A [SEP] B [SEP] leaves 61
+    auto words = [](int n) {
+        std::string s;
+        for (int i = 0; i < n; ++i) s += "word ";
+        return s;
+    };
+    auto lengths = [&](int a, int b, wf::cut how) {
+        const wf::model_input m = wf::pair_input(pm, words(a), words(b), "", how);
+        REQUIRE(int64_t(m.ids.size()) <= pm.hp().max_tokens());
+        return std::pair{std::count(m.sequence.begin(), m.sequence.end(), 0), std::count(m.sequence.begin(), m.sequence.end(), 1)};
+    };
+    REQUIRE(lengths(10, 20, wf::cut::longest_first) == std::pair<long, long>{10, 20});  // fits: untouched
+    REQUIRE(lengths(10, 100, wf::cut::longest_first) == std::pair<long, long>{10, 51});  // the shorter kept whole
+    REQUIRE(lengths(100, 10, wf::cut::longest_first) == std::pair<long, long>{51, 10});
+    REQUIRE(lengths(40, 40, wf::cut::longest_first) == std::pair<long, long>{30, 31});   // both long: the second keeps one more
+    REQUIRE(lengths(80, 45, wf::cut::longest_first) == std::pair<long, long>{31, 30});   // unequal: the longer keeps one more
+    REQUIRE(lengths(35, 40, wf::cut::longest_first) == std::pair<long, long>{30, 31});
+    REQUIRE(lengths(40, 35, wf::cut::longest_first) == std::pair<long, long>{31, 30});
+    REQUIRE(lengths(80, 20, wf::cut::only_first) == std::pair<long, long>{41, 20});
+    REQUIRE_THROWS_WITH(wf::pair_input(pm, words(5), words(70), "text 2: ", wf::cut::only_first), "text 2: the second text is 70 tokens, which leaves no room for the first");
+}

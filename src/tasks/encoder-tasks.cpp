@@ -67,8 +67,8 @@ model_input single_input(const pipeline_model& pm, const std::string& text, cons
     return pm.tok->apply_template(e);
 }
 
-// Two texts, cut longest first (Hugging Face's "longest_first"), or only the first / only the second.
-enum class cut { longest_first, only_first };
+}  // namespace
+
 model_input pair_input(const pipeline_model& pm, const std::string& a, const std::string& b, const std::string& which, cut how) {
     check_text_size(a, which);
     check_text_size(b, which);
@@ -79,7 +79,15 @@ model_input pair_input(const pipeline_model& pm, const std::string& a, const std
         if (ny >= room) throw error(which + "the second text is " + std::to_string(ny) + " tokens, which leaves no room for the first");
         nx = std::min(nx, room - ny);
     } else {
-        while (nx + ny > room) (nx >= ny ? nx : ny) -= 1;  // the longer loses; equal: the second keeps one more
+        // Hugging Face's tokenizers: the shorter text kept whole if it fits in half, else both get half, the extra
+        // token going to the longer text (to the second when they are as long)
+        if (nx + ny > room) {
+            const bool swap = nx > ny;
+            int64_t n1 = std::min(nx, ny), n2 = std::max(nx, ny);
+            n2 = n1 > room ? n1 : std::max(n1, room - n1);
+            if (n1 + n2 > room) n1 = room / 2, n2 = n1 + room % 2;
+            nx = swap ? n2 : n1, ny = swap ? n1 : n2;
+        }
         if (nx < 1 && !x.ids.empty()) throw error(which + "the texts do not fit the model's positions");
     }
     for (auto* e : {&x, &y}) {
@@ -88,6 +96,8 @@ model_input pair_input(const pipeline_model& pm, const std::string& a, const std
     }
     return pm.tok->apply_template(x, &y);
 }
+
+namespace {
 
 std::string label_of(const pipeline_model& pm, int64_t i) {
     const auto& l = pm.hp().labels;

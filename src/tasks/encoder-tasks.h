@@ -97,6 +97,12 @@ std::vector<zero_shot_result> zero_shot_classification(const pipeline_model& pm,
                                                        const std::vector<std::string>& candidate_labels, const zero_shot_options& opt = {},
                                                        const cancel_fn* cancel = nullptr);
 
+// Two texts in the template, cut to the model's positions as Hugging Face's tokenizers do: longest_first takes a token
+// from the longer text until they fit (equal lengths: the second keeps the extra one); only_first cuts the first.
+// `which` prefixes errors ("text 2: ").
+enum class cut { longest_first, only_first };
+model_input pair_input(const pipeline_model& pm, const std::string& a, const std::string& b, const std::string& which, cut how);
+
 feature_extraction_options parse_feature_extraction_options(const json& o);
 text_classification_options parse_text_classification_options(const json& o);
 token_classification_options parse_token_classification_options(const json& o);
