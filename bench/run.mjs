@@ -29,9 +29,22 @@ const reps = quick ? { warmup: 1, runs: 2 } : { warmup: 2, runs: 5 };
 const PROMPT = 128, DECODE = quick ? 16 : 64;
 
 // ------------------------------------------------------------------------------------------- the same tokens
+// scripts/bench.sh makes the models when one of its list is missing; the encoder rows' models came later: made here
+// (the same script: it makes only what is missing) when a folder made before them lacks them
+const encoderModels = ['minilm-st/model.safetensors', 'distilbert-cls/model.safetensors', 'distilbert-qa/model.safetensors',
+  'onnx/minilm-fp32.onnx', 'onnx/minilm-int8.onnx', 'onnx/distilbert-cls-fp32.onnx', 'onnx/distilbert-qa-fp32.onnx'];
+if (encoderModels.some((f) => !existsSync(path.join(MODELS, f)))) {
+  console.log(`bench: making the encoder models in ${path.relative(root, MODELS)}`);
+  execFileSync('/usr/bin/python3', [path.join(root, 'bench/peers/make_models.py'), MODELS], { stdio: 'inherit' });
+}
 const wf = await import('wasmformer');
 const config = (m) => JSON.parse(readFileSync(path.join(MODELS, m, 'config.json'), 'utf8'));
 const bertCfg = config('bert-base'), gptCfg = config('gpt2-base');
+const miniCfg = config('minilm-st'), clsCfg = config('distilbert-cls'), qaCfg = config('distilbert-qa');
+// the encoder rows' workloads: feature-extraction of EMBED_BATCH texts of EMBED_TOKENS tokens each (with [CLS] and
+// [SEP]), text-classification of one text of CLS_TOKENS, question-answering of a question and a context that fill
+// one window of QA_TOKENS
+const EMBED_BATCH = 32, EMBED_TOKENS = 64, CLS_TOKENS = 32, QA_TOKENS = 384, QA_QUESTION_WORDS = 10;
 
 async function workloads() {
   // BERT: 125 whole words of the vocabulary and one [MASK] → [CLS] … [SEP] = 128 tokens
@@ -49,10 +62,31 @@ async function workloads() {
   const gt = await wf.Tokenizer.load(path.join(MODELS, 'gpt2-base'));
   const gids = await gt.encode(prompt);
   if (gids.length !== PROMPT) throw new Error(`the GPT-2 prompt is ${gids.length} tokens, not ${PROMPT}`);
+  // Encoders: whole words of bert-base-uncased's vocabulary (one token each), a period ending each text, so that
+  // every text has exactly the tokens asked for; checked with wasmformer's tokenizer, whose ids the peer is fed.
+  const seq = (n, from, step) => Array.from({ length: n }, (_, i) => words[((from + i) * step) % words.length]);
+  const texts = Array.from({ length: EMBED_BATCH }, (_, b) => seq(EMBED_TOKENS - 3, b * (EMBED_TOKENS - 3), 7919).join(' ') + '.');
+  const embedIds = await Promise.all(texts.map((t) => bt.encode(t)));
+  if (embedIds.some((x) => x.length !== EMBED_TOKENS)) throw new Error(`the feature-extraction texts are ${embedIds.map((x) => x.length)} tokens, not ${EMBED_TOKENS}`);
+  const clsText = seq(CLS_TOKENS - 3, 5000, 104729).join(' ') + '.';
+  const clsIds = await bt.encode(clsText);
+  if (clsIds.length !== CLS_TOKENS) throw new Error(`the classification text is ${clsIds.length} tokens, not ${CLS_TOKENS}`);
+  // [CLS] question [SEP] context [SEP]: the context's words map one to one to its tokens (the peer's answer span)
+  const question = seq(QA_QUESTION_WORDS, 9000, 31).join(' ') + '?';
+  const qaWords = seq(QA_TOKENS - QA_QUESTION_WORDS - 4, 12000, 613);
+  const context = qaWords.join(' ');
+  const wordStarts = qaWords.reduce((acc, x, i) => (acc.push(i ? acc[i - 1] + qaWords[i - 1].length + 1 : 0), acc), []);
+  const qIds = await bt.encode(question), cIds = await bt.encode(context, { add_special_tokens: false });
+  const qaIds = [...qIds, ...cIds, qIds[qIds.length - 1]];
+  if (qaIds.length !== QA_TOKENS || cIds.length !== qaWords.length)
+    throw new Error(`the question-answering input is ${qaIds.length} tokens (context ${cIds.length} for ${qaWords.length} words), not ${QA_TOKENS}`);
   await bt.dispose();
   await gt.dispose();
   const gpt = { prompt, ids: gids, decode: DECODE, n_head: gptCfg.n_head, n_embd: gptCfg.n_embd };
-  return { fill: { task: 'fill', text, ids, mask: ids.indexOf(maskId) }, generate: { task: 'generate', ...gpt }, prefill: { task: 'prefill', ...gpt } };
+  return { fill: { task: 'fill', text, ids, mask: ids.indexOf(maskId) }, generate: { task: 'generate', ...gpt }, prefill: { task: 'prefill', ...gpt },
+    embed: { task: 'embed', texts, ids: embedIds },
+    classify: { task: 'classify', text: clsText, ids: [clsIds], labels: Object.values(clsCfg.id2label) },
+    qa: { task: 'qa', question, context, ids: [qaIds], ctxStart: qIds.length, words: qaWords, wordStarts } };
 }
 
 // ------------------------------------------------------------------------------------------------- the rows
@@ -63,7 +97,7 @@ const WLLAMA = (model, bpw) => ({ engine: 'wllama', model, bpw });
 function rows(w) {
   const list = [];
   for (const env of ['node', 'chromium']) {
-    const add = (id, title, workload, a, b) => list.push({ id: `${env}:${id}`, env, title, workload: w[workload], a, b });
+    const add = (id, title, workload, a, b, agree) => list.push({ id: `${env}:${id}`, env, title, workload: w[workload], a, b, agree });
     add('bert-f32', 'BERT-base fill-mask, 128 tokens: f32 vs onnxruntime-web fp32', 'fill', WF('bert-base', 'f32', { bpw: 4 }), ORT('onnx/bert-fp32.onnx', 4));
     add('bert-q8', 'BERT-base fill-mask, 128 tokens: q8_0 vs onnxruntime-web int8', 'fill', WF('bert-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/bert-int8.onnx', 1));
     add('gpt2-f32', 'GPT-2 small, 128-token prompt + greedy decode: f32 vs onnxruntime-web fp32', 'generate', WF('gpt2-base', 'f32', { bpw: 4 }), ORT('onnx/gpt2-fp32.onnx', 4));
@@ -73,6 +107,17 @@ function rows(w) {
       add(`gguf-${t}`, `GPT-2 small GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
         // wasmformer runs a q4_0 file's matrices as q8_0 (its loader re-blocks them exactly); model.info.dtype says so
         WF(`gguf/gpt2-${t}.gguf`, undefined, { bpw: t === 'q4_0' ? 34 / 32 : bpw }), WLLAMA(`gguf/gpt2-${t}.gguf`, bpw));
+    // encoders; agree: how far the outputs may part (embeddings: 1 − cosine; labels and answers must be the same, their
+    // scores within it, relative). q8_0 and int8 round differently: a looser bound. A QA score is a product of two
+    // probabilities from large random logits (about ±20): f32 rounding of the logits moves it by a few 1e-5.
+    add('embed-f32', `all-MiniLM-L6-v2 shape feature-extraction, ${EMBED_BATCH} texts × ${EMBED_TOKENS} tokens, mean + normalize: f32 vs onnxruntime-web fp32`, 'embed',
+      WF('minilm-st', 'f32'), ORT('onnx/minilm-fp32.onnx'), 1e-4);
+    add('embed-q8', `all-MiniLM-L6-v2 shape feature-extraction, ${EMBED_BATCH} texts × ${EMBED_TOKENS} tokens, mean + normalize: q8_0 vs onnxruntime-web int8`, 'embed',
+      WF('minilm-st', 'q8_0'), ORT('onnx/minilm-int8.onnx'), 2e-2);
+    add('cls-f32', `DistilBERT-base text-classification (2 labels), one text of ${CLS_TOKENS} tokens: f32 vs onnxruntime-web fp32`, 'classify',
+      WF('distilbert-cls', 'f32'), ORT('onnx/distilbert-cls-fp32.onnx'), 1e-4);
+    add('qa-f32', `DistilBERT-base question-answering, question + context = ${QA_TOKENS} tokens (one window): f32 vs onnxruntime-web fp32`, 'qa',
+      WF('distilbert-qa', 'f32'), ORT('onnx/distilbert-qa-fp32.onnx'), 1e-3);
     add('bert-threads', 'BERT-base fill-mask, 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'fill', WF('bert-base', 'f32', { threads: 2, bpw: 4 }), WF('bert-base', 'f32', { bpw: 4 }));
     add('prefill-threads', 'GPT-2 small prefill of 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'prefill', WF('gpt2-base', 'f32', { threads: 2, bpw: 4 }), WF('gpt2-base', 'f32', { bpw: 4 }));
   }
@@ -88,7 +133,16 @@ const bert = { L: bertCfg.num_hidden_layers, E: bertCfg.hidden_size, F: bertCfg.
 const gpt = { L: gptCfg.n_layer, E: gptCfg.n_embd, F: gptCfg.n_inner ?? 4 * gptCfg.n_embd, V: gptCfg.vocab_size };
 const layerWeights = ({ L, E, F }) => L * (4 * E * E + 2 * E * F);
 const T = PROMPT;
+const enc = (c, T) => {  // BERT (hidden_size …) or DistilBERT (dim …) config: the layers' matrices and attention for T tokens
+  const L = c.num_hidden_layers ?? c.n_layers, E = c.hidden_size ?? c.dim, F = c.intermediate_size ?? c.hidden_dim;
+  return 2 * T * layerWeights({ L, E, F }) + 4 * L * T * T * E;
+};
 const work = {
+  // per text (its tokens, all of them real: every text has EMBED_TOKENS); the pooling is not counted
+  embed: enc(miniCfg, EMBED_TOKENS),
+  // plus DistilBERT's classifier on position 0 (pre_classifier, classifier) and the QA head on every position
+  classify: enc(clsCfg, CLS_TOKENS) + 2 * clsCfg.dim * (clsCfg.dim + 2),
+  qa: enc(qaCfg, QA_TOKENS) + 2 * QA_TOKENS * qaCfg.dim * 2,
   fill: 2 * T * layerWeights(bert) + 4 * bert.L * T * T * bert.E + 2 * bert.E * (bert.E + bert.V),
   prefill: 2 * T * layerWeights(gpt) + 2 * gpt.L * T * (T + 1) * gpt.E + 2 * gpt.E * gpt.V,
   decodeWeights: layerWeights(gpt) + gpt.E * gpt.V,
@@ -188,10 +242,14 @@ function otherCores(a, b) {
 }
 
 const fmt = (x, d = 0) => x.toFixed(d);
-// One table line per measured quantity of a row: fill → ms; generate → prefill ms and decode tokens/s; prefill → ms.
+// One table line per measured quantity of a row: fill → ms; generate → prefill ms and decode tokens/s; prefill → ms;
+// embed → sentences/s; classify and qa → ms.
 function lines(row, res, ceil) {
-  const metrics = { fill: [['ms', 'ms', false]], prefill: [['prefill_ms', 'ms', false]], generate: [['prefill_ms', 'ms', false], ['decode_tps', 'tok/s', true]] }[row.workload.task];
-  const what = (key) => (key === 'decode_tps' ? `decode ${DECODE} tokens` : row.workload.task === 'fill' ? 'fill-mask 128' : 'prefill 128');
+  const metrics = { fill: [['ms', 'ms', false]], prefill: [['prefill_ms', 'ms', false]], generate: [['prefill_ms', 'ms', false], ['decode_tps', 'tok/s', true]],
+    embed: [['sentences_per_s', 'sentences/s', true]], classify: [['ms', 'ms', false]], qa: [['ms', 'ms', false]] }[row.workload.task];
+  const what = (key) => (key === 'decode_tps' ? `decode ${DECODE} tokens`
+    : { fill: 'fill-mask 128', prefill: 'prefill 128', generate: 'prefill 128', embed: `embed ${EMBED_BATCH} × ${EMBED_TOKENS}`,
+        classify: `classify ${CLS_TOKENS}`, qa: `qa ${QA_TOKENS}` }[row.workload.task]);
   const line = { id: row.id, env: row.env, title: row.title, other_cores: res.other_cores, steal_cores: res.steal_cores };
   if (res.unavailable || res.error) return [{ ...line, what: metrics.map(([key]) => what(key)).join(', '), note: res.unavailable ?? `failed: ${res.error}` }];
   return metrics.map(([key, unit, higherIsBetter]) => {
@@ -201,7 +259,8 @@ function lines(row, res, ceil) {
       const threads = s.info.threads ?? 1;
       const c = ceil[threads] ?? ceil[1];
       const pct = key === 'decode_tps' ? (100 * m * work.decodeWeights * spec.bpw) / 1e9 / c.read_gbs
-        : (100 * work[row.workload.task === 'fill' ? 'fill' : 'prefill']) / (m / 1e3) / 1e9 / c.gflops;
+        : key === 'sentences_per_s' ? (100 * m * work.embed) / 1e9 / c.gflops
+        : (100 * work[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
       return { median: m, min: Math.min(...xs), max: Math.max(...xs), n: xs.length, pct, threads, threading: s.info.threading, dtype: s.info.dtype };
     };
     const a = side(res.a, row.a), b = side(res.b, row.b);
@@ -300,17 +359,19 @@ const same = ({ a, b }) => {  // how far A's output tokens agree with B's (the s
   const k = a.info.output.findIndex((t, i) => i >= n || t !== b.info.output[i]);
   return `; output tokens ${k === -1 || k >= n ? `identical (${n})` : `identical for the first ${k} of ${n}`}`;
 };
+const agreed = ({ agreement: g }) => (g ? `; ${g.input}; ${g.ok ? 'outputs agree' : 'OUTPUTS DO NOT AGREE'}: ${g.text}` : '');
 const notes = plan.filter((row) => results[row.id]?.a).map((row) => {
   const r = results[row.id];
-  return `${row.env} ${row.id.split(':')[1]}: A = ${how(r.a.info)}; B = ${how(r.b.info)}${same(r)}`;
+  return `${row.env} ${row.id.split(':')[1]}: A = ${how(r.a.info)}; B = ${how(r.b.info)}${r.agreement ? agreed(r) : same(r)}`;
 });
 const md = `# wasmformer benchmark, ${meta.started}${quick ? ' — QUICK MODE, not for quoting' : ''}
 
 ${Object.values(envNames).join('; ')}. ${meta.machine.cpu}, ${meta.machine.cores} cores. Commit ${meta.commit?.slice(0, 10)}${meta.dirty ? ' (with uncommitted changes)' : ''}, dist/ built ${meta.dist}.
-onnxruntime-web ${meta.peers['onnxruntime-web']}, @wllama/wllama ${meta.peers['@wllama/wllama']}. Random weights with BERT-base and GPT-2-small shapes (build/bench-models).
+onnxruntime-web ${meta.peers['onnxruntime-web']}, @wllama/wllama ${meta.peers['@wllama/wllama']}. Random weights with BERT-base, GPT-2-small, all-MiniLM-L6-v2 and DistilBERT-base shapes (build/bench-models).
 Medians of ${reps.runs} timed runs (min–max) after ${reps.warmup} warm-up runs, engines alternating A B A B in one process; one thread unless the row says.
 × faster: how many times faster wasmformer is, from this run only. Machine ceilings, measured in this run (wasm probe in Node): ${ceilText}.
 % of ceiling: fill-mask and prefill, useful FLOPs (${fmt(work.fill / 1e9, 1)} and ${fmt(work.prefill / 1e9, 1)} GFLOP) over time against the mul+add ceiling (for int8/q8_0/q4_0 as f32-equivalent work);
+likewise embed (${fmt(work.embed / 1e9, 2)} GFLOP a text), classify (${fmt(work.classify / 1e9, 1)} GFLOP) and qa (${fmt(work.qa / 1e9, 1)} GFLOP); the peer's times of these include building its input tensors and the post-processing in JS (pooling, softmax, the answer span), not tokenizing;
 decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight) against read bandwidth; for the threads used.
 
 ${table(all)}

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
-"""The benchmark's models: random weights (seeded) with the shapes of BERT-base (fill-mask) and GPT-2 small, the
-same weights in every format the engines read. Speed does not depend on the values.
+"""The benchmark's models: random weights (seeded) with the shapes of BERT-base (fill-mask), GPT-2 small,
+all-MiniLM-L6-v2 (feature-extraction) and DistilBERT-base (text-classification, question-answering), the same weights
+in every format the engines read. Speed does not depend on the values.
 
   /usr/bin/python3 bench/peers/make_models.py OUT_DIR        (Debian's python3: python3-torch, python3-onnx)
 
@@ -13,6 +14,15 @@ OUT_DIR/onnx/gpt2-fp32.onnx            input_ids (1, T), past_key_values.{i}.key
 OUT_DIR/onnx/*-int8.onnx               the same, dynamically quantized as onnxruntime's
                                        quantize_dynamic(weight_type=QInt8) writes it (see quantize_int8)
 OUT_DIR/gguf/gpt2-{f32,q8_0,q4_0}.gguf llama.cpp's gpt2 names (tools/reference/gguf_export.py)
+OUT_DIR/minilm-st                      a sentence-transformers folder (modules.json, 1_Pooling mean, 2_Normalize) around
+                                       a BertModel with all-MiniLM-L6-v2's shape: 6 layers, 384, 12 heads, 1536, 512
+                                       positions (tools/reference/encoders.py; bert-base-uncased's vocab.txt)
+OUT_DIR/distilbert-cls, distilbert-qa  DistilBertForSequenceClassification (2 labels) / DistilBertForQuestionAnswering
+                                       with DistilBERT-base's shape: 6 layers, 768, 12 heads, 3072, 512 positions
+OUT_DIR/onnx/minilm-fp32.onnx          input_ids, attention_mask, token_type_ids (B, T) → last_hidden_state (B, T, E),
+                                       as Optimum exports a BertModel for transformers.js (pooling is done in JS)
+OUT_DIR/onnx/distilbert-cls-fp32.onnx  input_ids, attention_mask (B, T) → logits (B, 2)
+OUT_DIR/onnx/distilbert-qa-fp32.onnx   input_ids, attention_mask (B, T) → start_logits, end_logits (B, T)
 Each file is made only if it is missing.
 """
 import json
@@ -28,6 +38,8 @@ from onnx import TensorProto, helper, numpy_helper
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 REF = os.path.join(ROOT, "tools", "reference")
 sys.path.insert(0, REF)
+import encoders  # noqa: E402
+import make_encoder_fixtures as fixtures  # noqa: E402
 import models  # noqa: E402
 import safetensors_io  # noqa: E402
 
@@ -96,6 +108,93 @@ def export_gpt2(folder, out):
     with torch.no_grad():
         torch.onnx.export(m, (torch.randint(1000, 2000, (1, T)), *past), out, opset_version=OPSET, do_constant_folding=True,
                           input_names=["input_ids", *names], output_names=["logits", *presents], dynamic_axes=dyn)
+
+
+# ------------------------------------------------------------------------------------------------ encoders
+MINILM = dict(fixtures.BERT, hidden_size=384, num_hidden_layers=6, num_attention_heads=12, intermediate_size=1536,
+              max_position_embeddings=512)
+DISTIL_BASE = dict(fixtures.DISTIL, dim=768, n_layers=6, n_heads=12, hidden_dim=3072, max_position_embeddings=512)
+
+
+def make_minilm(out):
+    """all-MiniLM-L6-v2's layout: the BertModel at the top, then mean pooling and Normalize (modules.json)."""
+    fixtures.make_model(out, "BertModel", "bert", MINILM, 21)
+    fixtures.write_wordpiece_files(out, {"model_max_length": 512})
+    fixtures.dump([{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+                   {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+                   {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}],
+                  os.path.join(out, "modules.json"))
+    os.makedirs(os.path.join(out, "1_Pooling"), exist_ok=True)
+    os.makedirs(os.path.join(out, "2_Normalize"), exist_ok=True)
+    fixtures.dump({"word_embedding_dimension": MINILM["hidden_size"], "pooling_mode_cls_token": False,
+                   "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": False,
+                   "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False,
+                   "pooling_mode_lasttoken": False, "include_prompt": True}, os.path.join(out, "1_Pooling", "config.json"))
+    fixtures.dump({"max_seq_length": 256, "do_lower_case": False}, os.path.join(out, "sentence_bert_config.json"))
+
+
+def make_distil_cls(out):
+    # the classifier scaled up (as the test fixtures do) so that the two random logits are far apart: a decisive label
+    fixtures.make_model(out, "DistilBertForSequenceClassification", "distilbert", DISTIL_BASE, 22,
+                        fixtures.labels_cfg(["NEGATIVE", "POSITIVE"], "single_label_classification"), {"classifier.weight": 4.0})
+    fixtures.write_wordpiece_files(out, {"model_max_length": 512})
+
+
+def make_distil_qa(out):
+    # qa_outputs scaled up: peaked start and end distributions, one clear best span
+    fixtures.make_model(out, "DistilBertForQuestionAnswering", "distilbert", DISTIL_BASE, 23, None, {"qa_outputs.weight": 10.0})
+    fixtures.write_wordpiece_files(out, {"model_max_length": 512})
+
+
+def made_folder(folder, make):
+    if os.path.exists(os.path.join(folder, "model.safetensors")):
+        return
+    make(folder)
+    print("  made", os.path.relpath(folder, ROOT), flush=True)
+
+
+def load_encoder(folder):
+    m = encoders.build(json.load(open(os.path.join(folder, "config.json"))) | {"num_labels": 2})
+    m.load_state_dict(safetensors_io.load(os.path.join(folder, "model.safetensors")))
+    return m.eval()
+
+
+class LastHidden(torch.nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        return self.m.hidden_states(input_ids, attention_mask, token_type_ids)[-1]
+
+
+class Head(torch.nn.Module):
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, input_ids, attention_mask):
+        return self.m(input_ids, attention_mask)[1]
+
+
+def export_encoder(folder, out):
+    m = load_encoder(folder)
+    B, T = 2, 16
+    ids, mask = torch.randint(1000, 2000, (B, T)), torch.ones(B, T, dtype=torch.long)
+    mask[1, 10:] = 0
+    seq = {0: "batch", 1: "tokens"}
+    if isinstance(m, encoders.BertModel):
+        names, args, outs = ["input_ids", "attention_mask", "token_type_ids"], (ids, mask, torch.zeros(B, T, dtype=torch.long)), ["last_hidden_state"]
+        wrapped, dyn_out = LastHidden(m), {"last_hidden_state": seq}
+    elif isinstance(m, encoders.DistilBertForQuestionAnswering):
+        names, args, outs = ["input_ids", "attention_mask"], (ids, mask), ["start_logits", "end_logits"]
+        wrapped, dyn_out = Head(m), {"start_logits": seq, "end_logits": seq}
+    else:
+        names, args, outs = ["input_ids", "attention_mask"], (ids, mask), ["logits"]
+        wrapped, dyn_out = Head(m), {"logits": {0: "batch"}}
+    with torch.no_grad():
+        torch.onnx.export(wrapped, args, out, opset_version=OPSET, do_constant_folding=True, input_names=names,
+                          output_names=outs, dynamic_axes={**{n: seq for n in names}, **dyn_out})
 
 
 def quantize_int8(src, dst):
@@ -180,6 +279,12 @@ def main():
     made(os.path.join(onnx_dir, "gpt2-fp32.onnx"), export_gpt2, gpt2)
     for m in ("bert", "gpt2"):
         made(os.path.join(onnx_dir, f"{m}-int8.onnx"), quantize_int8, os.path.join(onnx_dir, f"{m}-fp32.onnx"))
+    for name, make in (("minilm-st", make_minilm), ("distilbert-cls", make_distil_cls), ("distilbert-qa", make_distil_qa)):
+        made_folder(os.path.join(out, name), make)
+    made(os.path.join(onnx_dir, "minilm-fp32.onnx"), export_encoder, os.path.join(out, "minilm-st"))
+    made(os.path.join(onnx_dir, "minilm-int8.onnx"), quantize_int8, os.path.join(onnx_dir, "minilm-fp32.onnx"))
+    made(os.path.join(onnx_dir, "distilbert-cls-fp32.onnx"), export_encoder, os.path.join(out, "distilbert-cls"))
+    made(os.path.join(onnx_dir, "distilbert-qa-fp32.onnx"), export_encoder, os.path.join(out, "distilbert-qa"))
     for t in ("f32", "q8_0", "q4_0"):
         made(os.path.join(gguf_dir, f"gpt2-{t}.gguf"),
              lambda dst: subprocess.run([sys.executable, os.path.join(REF, "gguf_export.py"), gpt2, dst, "--type", t], check=True,

@@ -7,6 +7,12 @@
 //   fill:     { ms }                                  one fill-mask call (BERT, 128 tokens)
 //   prefill:  { prefill_ms }                          a generation of one token (GPT-2, 128-token prompt)
 //   generate: { prefill_ms, decode_tps }              1 + 64 tokens: time to the first, then tokens/s of the 64 after it
+//   embed:    { ms, sentences_per_s }                 feature-extraction of a batch of texts, mean pooling + L2 norm
+//   classify: { ms }                                  text-classification of one text (softmax, the best label)
+//   qa:       { ms }                                  question-answering, question + context in one window
+// The encoder tasks also compare what the two engines computed (agreement(), in the row's result): A and B are fed
+// the same ids — wasmformer's pipeline takes the texts, and its own tokenizer is checked at load to give the ids
+// that B is fed — and their embeddings, labels or answers must agree.
 const now = () => performance.now();
 
 export function median(xs) {
@@ -20,6 +26,77 @@ const argmaxLast = (t) => {
   for (let i = 1; i < V; i++) if (d[off + i] > d[off + best]) best = i;
   return best;
 };
+
+// Encoder post-processing on the peer's side, in JS, as transformers.js does it after onnxruntime-web's run.
+const softmax = (xs) => {
+  const m = Math.max(...xs), e = xs.map((x) => Math.exp(x - m)), s = e.reduce((a, b) => a + b, 0);
+  return e.map((x) => x / s);
+};
+// mean of the unmasked rows of last_hidden_state (B, T, E), then each vector L2-normalized (transformers.js's
+// mean_pooling and normalize)
+function meanPoolNormalize(h, mask, B, T, E) {
+  const out = new Float32Array(B * E);
+  for (let b = 0; b < B; b++) {
+    const o = out.subarray(b * E, (b + 1) * E);
+    let n = 0;
+    for (let t = 0; t < T; t++) {
+      if (!mask[b * T + t]) continue;
+      n++;
+      const row = h.subarray((b * T + t) * E, (b * T + t + 1) * E);
+      for (let e = 0; e < E; e++) o[e] += row[e];
+    }
+    let ss = 0;
+    for (let e = 0; e < E; e++) ss += (o[e] /= n) * o[e];
+    const inv = 1 / Math.max(Math.sqrt(ss), 1e-12);
+    for (let e = 0; e < E; e++) o[e] *= inv;
+  }
+  return out;
+}
+// Hugging Face's QuestionAnsweringPipeline on one window: logits of the question and the special tokens other than
+// [CLS] set to -10000, softmax over the window, then [CLS]'s probability zeroed; the best start ≤ end < start +
+// max_answer_len inside the context, score p_start · p_end. Returns token indices.
+function bestSpan(startLogits, endLogits, ctxStart, ctxEnd, maxAnswerLen = 15) {
+  const prep = (l) => {
+    const p = softmax(Array.from(l, (x, i) => (i === 0 || (i >= ctxStart && i < ctxEnd) ? x : -10000)));
+    p[0] = 0;
+    return p;
+  };
+  const ps = prep(startLogits), pe = prep(endLogits);
+  let best = { start: -1, end: -1, score: -1 };
+  for (let s = ctxStart; s < ctxEnd; s++)
+    for (let e = s; e < Math.min(ctxEnd, s + maxAnswerLen); e++)
+      if (ps[s] * pe[e] > best.score) best = { start: s, end: e, score: ps[s] * pe[e] };
+  return best;
+}
+
+// What the two engines of an encoder row computed, compared; { ok, text } for the report. f32 rows must agree to
+// `row.agree` (embeddings: 1 − cosine of each text's vectors; labels and answers: the same, scores within it, relative).
+export function agreement(task, a, b, tol) {
+  if (task === 'embed') {
+    const [B, E] = a.dims, x = a.vectors, y = b.vectors;
+    let worst = 0, maxAbs = 0;
+    for (let i = 0; i < B; i++) {
+      let d = 0, nx = 0, ny = 0;
+      for (let e = 0; e < E; e++) {
+        const u = x[i * E + e], v = y[i * E + e];
+        d += u * v; nx += u * u; ny += v * v;
+        maxAbs = Math.max(maxAbs, Math.abs(u - v));
+      }
+      worst = Math.max(worst, 1 - d / Math.sqrt(nx * ny));
+    }
+    const ok = b.dims.join() === a.dims.join() && worst <= tol;
+    return { ok, text: `embeddings ${a.dims.join(' × ')} (B ${b.dims.join(' × ')}): largest 1 − cosine ${worst.toExponential(1)}, ` +
+      `largest |difference| ${maxAbs.toExponential(1)} (required 1 − cosine ≤ ${tol})` };
+  }
+  const [oa, ob] = [a.output[0], b.output[0]];
+  const same = task === 'qa' ? oa.answer === ob.answer && oa.start === ob.start && oa.end === ob.end : oa.label === ob.label;
+  // scores relative: a random model's best span can be unlikely (its best start and end apart), its score small
+  const dScore = Math.abs(oa.score - ob.score) / Math.max(Math.abs(oa.score), Math.abs(ob.score), 1e-30);
+  const show = (o) => (task === 'qa' ? `"${o.answer.length > 40 ? o.answer.slice(0, 37) + '…' : o.answer}" [${o.start}, ${o.end})` : o.label) +
+    ` score ${o.score.toPrecision(5)}`;
+  return { ok: same && dScore <= tol, text: `${task === 'qa' ? 'answer' : 'label'} ${same ? 'identical' : 'DIFFERENT'}: A ${show(oa)}, B ${show(ob)} ` +
+    `(scores differ by ${dScore.toExponential(1)} relative, required ≤ ${tol})` };
+}
 
 // ------------------------------------------------------------------------------------------------------ engines
 // Each loads its model and returns { info, run() → sample, dispose() }; spec = the engine's side of the row, w = the
@@ -46,6 +123,37 @@ const engines = {
           return { ms };
         },
         dispose: () => fm.dispose(),
+      };
+    }
+    const encoderTask = { embed: 'feature-extraction', classify: 'text-classification', qa: 'question-answering' }[w.task];
+    if (encoderTask) {
+      const p = await pipeline(encoderTask, source, opts);
+      info.dtype = p.model.info.dtype;
+      // the pipeline's own tokenizer must give the ids the peer is fed (the pipeline itself takes the texts)
+      const enc = (t, special) => p.tokenizer.encode(t, { add_special_tokens: special });
+      const ids = w.task === 'embed' ? await Promise.all(w.texts.map((t) => enc(t, true)))
+        : w.task === 'classify' ? [await enc(w.text, true)]
+        : [[...(await enc(w.question, true)), ...(await enc(w.context, false)), w.ids[0][w.ids[0].length - 1]]];
+      if (JSON.stringify(ids) !== JSON.stringify(w.ids)) throw new Error(`wasmformer's tokenizer gives other ids than the peer is fed`);
+      info.input = `${w.ids.length} × ${w.ids[0].length} ids`;
+      seen(await p.model.engineInfo());
+      return {
+        info,
+        async run() {
+          const t0 = now();
+          if (w.task === 'embed') {
+            const e = await p(w.texts, { pooling: 'mean', normalize: true });
+            const ms = now() - t0;
+            info.vectors = e.data;
+            info.dims = e.dims;
+            return { ms, sentences_per_s: w.texts.length / (ms / 1e3) };
+          }
+          const r = w.task === 'classify' ? (await p(w.text))[0] : await p(w.question, w.context, { max_seq_len: w.ids[0].length });
+          const ms = now() - t0;
+          info.output = [w.task === 'classify' ? { label: r.label, score: r.score } : { answer: r.answer, score: r.score, start: r.start, end: r.end }];
+          return { ms };
+        },
+        dispose: () => p.dispose(),
       };
     }
     const gen = await pipeline('text-generation', source, opts);
@@ -84,6 +192,44 @@ const engines = {
           const t0 = now();
           info.output = [argmaxLast((await session.run(feeds)).logits)];
           return { ms: now() - t0 };
+        },
+        dispose: () => session.release(),
+      };
+    }
+    if (w.task === 'embed' || w.task === 'classify' || w.task === 'qa') {
+      const B = w.ids.length, T = Math.max(...w.ids.map((x) => x.length));
+      info.input = `${B} × ${T} ids`;
+      return {
+        info,
+        async run() {
+          const t0 = now();
+          // the texts' ids padded to the longest (0, [PAD]), as the tokenizer of transformers.js pads a batch
+          const ids = new BigInt64Array(B * T), mask = new BigInt64Array(B * T);
+          w.ids.forEach((x, b) => x.forEach((id, t) => { ids[b * T + t] = BigInt(id); mask[b * T + t] = 1n; }));
+          const feeds = { input_ids: new ort.Tensor('int64', ids, [B, T]), attention_mask: new ort.Tensor('int64', mask, [B, T]) };
+          if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(B * T), [B, T]);
+          const out = await session.run(feeds);
+          if (w.task === 'embed') {
+            const h = out.last_hidden_state, E = h.dims[2];
+            info.vectors = meanPoolNormalize(h.data, mask, B, T, E);
+            const ms = now() - t0;
+            info.dims = [B, E];
+            return { ms, sentences_per_s: B / (ms / 1e3) };
+          }
+          if (w.task === 'classify') {
+            const p = softmax(Array.from(out.logits.data));
+            const k = p.indexOf(Math.max(...p));
+            const ms = now() - t0;
+            info.output = [{ label: w.labels[k], score: p[k] }];
+            return { ms };
+          }
+          const sp = bestSpan(out.start_logits.data, out.end_logits.data, w.ctxStart, w.ctxStart + w.words.length);
+          const ms = now() - t0;
+          // every context token is one whole word: token ctxStart + i is words[i], at wordStarts[i] in the context
+          const [i, j] = [sp.start - w.ctxStart, sp.end - w.ctxStart];
+          const start = w.wordStarts[i], end = w.wordStarts[j] + w.words[j].length;
+          info.output = [{ answer: w.context.slice(start, end), score: sp.score, start, end }];
+          return { ms };
         },
         dispose: () => session.release(),
       };
@@ -164,7 +310,14 @@ export async function runRow(row, ctx, { warmup, runs, log = () => {} }) {
         if (r >= warmup) samples[key].push(s);
         log(`${row.id} ${key.toUpperCase()} ${r < warmup ? 'warm-up' : `run ${r - warmup + 1}`}: ${JSON.stringify(s, (k, v) => (typeof v === 'number' ? +v.toFixed(1) : v))}`);
       }
-    return { a: { samples: samples.a, info: loaded.a.info }, b: { samples: samples.b, info: loaded.b.info } };
+    const res = { a: { samples: samples.a, info: loaded.a.info }, b: { samples: samples.b, info: loaded.b.info } };
+    if (['embed', 'classify', 'qa'].includes(row.workload.task)) {
+      res.agreement = agreement(row.workload.task, loaded.a.info, loaded.b.info, row.agree);
+      res.agreement.input = loaded.a.info.input === loaded.b.info.input ? `input ids identical (${loaded.a.info.input})`
+        : `input DIFFERENT: A ${loaded.a.info.input}, B ${loaded.b.info.input}`;
+      for (const s of [res.a, res.b]) s.info = { ...s.info, vectors: undefined };
+    }
+    return res;
   } finally {
     for (const e of Object.values(loaded)) await e.dispose();
   }
