@@ -9,6 +9,7 @@
 
 #include "helpers.h"
 #include "tasks/encoder-tasks.h"
+#include "formats/safetensors.h"
 #include "tasks/fill-mask.h"
 #include "nn/ops.h"
 
@@ -17,7 +18,7 @@ namespace {
 constexpr double kF32 = 4e-6;  // as tests/test-models.cpp: float32 accumulation order only
 
 const char* kFixtures[] = {"bert-tiny-cls",      "distilbert-tiny-multilabel", "bert-tiny-ner", "distilbert-tiny-qa",
-                           "roberta-tiny-mlm",   "roberta-tiny-cls",           "electra-tiny-disc", "bert-tiny-st"};
+                           "roberta-tiny-mlm",   "roberta-tiny-cls",           "electra-tiny-disc", "bert-tiny-st", "albert-tiny-cls"};
 
 wf::json read_json(const std::string& rel) {
     std::ifstream f(wft::data_path(rel));
@@ -351,4 +352,19 @@ TEST_CASE("text pairs are cut to the positions as Hugging Face's tokenizers cut 
     REQUIRE(lengths(40, 35, wf::cut::longest_first) == std::pair<long, long>{31, 30});
     REQUIRE(lengths(80, 20, wf::cut::only_first) == std::pair<long, long>{41, 20});
     REQUIRE_THROWS_WITH(wf::pair_input(pm, words(5), words(70), "text 2: ", wf::cut::only_first), "text 2: the second text is 70 tokens, which leaves no room for the first");
+}
+
+TEST_CASE("ALBERT's shared layers are converted once: owned weights no larger than the file's", "[encoders]") {
+    auto files = wft::read_dir(wft::data_path("fixtures/albert-tiny-cls"));
+    wf::load_options opt;
+    opt.dtype = wf::dtype_option::parse("f32");  // every matrix and vector an owned copy
+    const wf::loaded_model lm = wf::load_model(files, opt);
+    REQUIRE(lm.m->hp().n_layer == 4);
+    REQUIRE(lm.m->hp().n_layer_groups == 2);
+    // every tensor of the file (all F32) copied exactly once: the two groups' layers are not copied per layer
+    const auto* bytes = files->get("model.safetensors");
+    const wf::safetensors_file st = wf::parse_safetensors(bytes->data(), int64_t(bytes->size()), "model.safetensors");
+    int64_t tensor_bytes = 0;
+    for (const auto& t : st.tensors) tensor_bytes += t.n_bytes;
+    REQUIRE(lm.m->weight_bytes() == tensor_bytes);
 }

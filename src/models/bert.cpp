@@ -1,6 +1,6 @@
 // The BERT encoder, following Hugging Face's modeling_bert.py (BertEmbeddings, BertLayer, the heads), and the
-// families that share its forward pass under other names (models/bert.h: DistilBERT, RoBERTa, ELECTRA):
-//   x = LayerNorm(word[ids] + position[offset + 0..T) + token_type[types])   (ELECTRA: then a projection)
+// families that share its forward pass under other names (models/bert.h: DistilBERT, RoBERTa, ELECTRA, ALBERT):
+//   x = LayerNorm(word[ids] + position[offset + 0..T) + token_type[types])   (ELECTRA, ALBERT: then a projection)
 //   per layer (post-LN):  x = LayerNorm(x + Attention(x));  x = LayerNorm(x + W_down·act(W_up·x))
 //   heads, at the rows a task asks for only:
 //     masked LM   logits = LayerNorm(act(W·h)) · word_embᵀ + bias
@@ -61,7 +61,8 @@ public:
             projection_ = lin(lay.projection, E, Et);
         }
         for (int64_t l = 0; l < hp.n_layer; ++l) {
-            const std::string p = lay.layers + std::to_string(l) + ".";
+            const std::string p = lay.layer_groups ? lay.layers + std::to_string(l * lay.layer_groups / hp.n_layer) + ".albert_layers.0."
+                                                   : lay.layers + std::to_string(l) + ".";
             const auto& n = lay.layer;
             layers_.push_back({lin(p + n[0], E, E), lin(p + n[1], E, E), lin(p + n[2], E, E), lin(p + n[3], E, E), ln(p + n[4], E),
                                lin(p + n[5], F, E), lin(p + n[6], E, F), ln(p + n[7], E)});

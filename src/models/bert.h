@@ -28,8 +28,10 @@ struct bert_layout {
     std::string emb_norm = "embeddings.LayerNorm";
     std::string projection;              // ELECTRA's embeddings_project (when embedding_size ≠ hidden size), else ""
     int64_t position_offset = 0;         // RoBERTa: position ids start at padding_idx + 1 (hparams.position_offset)
-    // the layers: "<prefix><layers><l>.<part>"
+    // the layers: "<prefix><layers><l>.<part>"; ALBERT: groups of layers share one layer's weights,
+    // "<prefix><layers><group>.albert_layers.0.<part>"
     std::string layers = "encoder.layer.";
+    int64_t layer_groups = 0;
     std::array<std::string, 8> layer = {"attention.self.query", "attention.self.key", "attention.self.value",
                                         "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
                                         "output.dense", "output.LayerNorm"};

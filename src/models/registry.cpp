@@ -7,7 +7,7 @@
 namespace wf {
 
 namespace models {
-extern const architecture bert_architecture, distilbert_architecture, roberta_architecture, electra_architecture, gpt2_architecture;
+extern const architecture bert_architecture, albert_architecture, distilbert_architecture, roberta_architecture, electra_architecture, gpt2_architecture;
 }
 
 namespace {
@@ -15,6 +15,7 @@ namespace {
 constexpr const architecture* kArchitectures[] = {
     &models::bert_architecture,
     &models::distilbert_architecture,
+    &models::albert_architecture,
     &models::roberta_architecture,
     &models::electra_architecture,
     &models::gpt2_architecture,

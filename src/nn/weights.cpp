@@ -86,6 +86,12 @@ uint8_t* weight_store::alloc(int64_t n_bytes, const std::string& what) {
 }
 
 matrix_view weight_store::matrix(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed, bool convertible) {
+    const auto key = std::make_tuple(&t, rows, cols, transposed, convertible);
+    if (auto it = matrices_.find(key); it != matrices_.end()) return it->second;
+    return matrices_[key] = convert(t, rows, cols, transposed, convertible);
+}
+
+matrix_view weight_store::convert(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed, bool convertible) {
     if (t.out_in) transposed = false;
     const std::vector<int64_t> want = transposed ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{rows, cols};
     if (t.shape != want)
@@ -127,11 +133,12 @@ matrix_view weight_store::matrix(const raw_tensor& t, int64_t rows, int64_t cols
 }
 
 const float* weight_store::vector(const raw_tensor& t, int64_t n) {
+    if (auto it = vectors_.find({&t, n}); it != vectors_.end()) return it->second;
     if (t.shape != std::vector<int64_t>{n})
         throw error(t.file + ": tensor \"" + t.name + "\" has shape " + shape_str(t.shape) + ", expected [" + std::to_string(n) + "]");
     float* out = reinterpret_cast<float*>(alloc(n * 4, "tensor \"" + t.name + "\""));
     dequantize_row({t.type, 1, n, t.data}, 0, out);
-    return out;
+    return vectors_[{&t, n}] = out;
 }
 
 linear weight_store::lin(const std::vector<std::string>& w, const std::vector<std::string>& b, int64_t out, int64_t in, bool transposed) {

@@ -7,7 +7,9 @@
 // stored layout is already the one the kernels read.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <tuple>
 #include <iterator>
 #include <string>
 #include <string_view>
@@ -75,11 +77,15 @@ public:
 
 private:
     uint8_t* alloc(int64_t n_bytes, const std::string& what);
+    matrix_view convert(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed, bool convertible);
     const tensor_source& src_;
     storage_plan plan_;
     std::vector<std::unique_ptr<uint8_t[]>> owned_;
     int64_t owned_bytes_ = 0;
     bool borrows_ = false;
+    // A tensor asked for again (ALBERT's layers share one layer's weights) is converted once: the same view back.
+    std::map<std::tuple<const raw_tensor*, int64_t, int64_t, bool, bool>, matrix_view> matrices_;
+    std::map<std::pair<const raw_tensor*, int64_t>, const float*> vectors_;
 };
 
 }  // namespace wf

@@ -456,19 +456,122 @@ class ElectraForSequenceClassification(nn.Module):
         return hs, self.classifier(hs[-1])
 
 
+# --------------------------------------------------------------------------------------------------------- ALBERT
+class AlbertAttention(models.BertSelfAttention):
+    """query/key/value, then dense and LayerNorm(· + residual) in one module, as modeling_albert.py names them."""
+
+    def __init__(self, c):
+        super().__init__(c)
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"])
+        self.LayerNorm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+
+
+class AlbertLayer(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.attention = AlbertAttention(c)
+        self.ffn = nn.Linear(c["hidden_size"], c["intermediate_size"])
+        self.ffn_output = nn.Linear(c["intermediate_size"], c["hidden_size"])
+        self.full_layer_layer_norm = nn.LayerNorm(c["hidden_size"], eps=c["layer_norm_eps"])
+        self.act = _act(c.get("hidden_act", "gelu_new"))
+
+    def forward(self, x, pad_mask):
+        a, probs = models.BertSelfAttention.forward(self.attention, x, pad_mask)
+        x = self.attention.LayerNorm(x + self.attention.dense(a))
+        return self.full_layer_layer_norm(x + self.ffn_output(self.act(self.ffn(x)))), probs
+
+
+class AlbertLayerGroup(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.albert_layers = nn.ModuleList([AlbertLayer(c) for _ in range(c.get("inner_group_num", 1))])
+
+
+class AlbertEncoder(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embedding_hidden_mapping_in = nn.Linear(c["embedding_size"], c["hidden_size"])
+        self.albert_layer_groups = nn.ModuleList([AlbertLayerGroup(c) for _ in range(c.get("num_hidden_groups", 1))])
+
+    def layers(self, c):
+        """Layer l runs group l · num_hidden_groups // num_hidden_layers (its inner layers in turn)."""
+        n, g = c["num_hidden_layers"], c.get("num_hidden_groups", 1)
+        return [layer for l in range(n) for layer in self.albert_layer_groups[l * g // n].albert_layers]
+
+
+class AlbertModel(nn.Module):
+    """Embeddings of width embedding_size, embedding_hidden_mapping_in, shared layers, pooler (dense + tanh)."""
+
+    def __init__(self, c, add_pooling_layer=True):
+        super().__init__()
+        self.config = c
+        self.embeddings = models.BertEmbeddings(dict(c, hidden_size=c["embedding_size"]))
+        self.encoder = AlbertEncoder(c)
+        if add_pooling_layer:
+            self.pooler = nn.Linear(c["hidden_size"], c["hidden_size"])
+
+    def hidden_states(self, ids, attention_mask=None, token_type_ids=None):
+        x = self.encoder.embedding_hidden_mapping_in(self.embeddings(ids, token_type_ids))
+        return _run_layers(self.encoder.layers(self.config), x, _mask(ids, attention_mask))
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.hidden_states(ids, attention_mask, token_type_ids)
+        return hs, torch.tanh(self.pooler(hs[-1][:, 0])) if hasattr(self, "pooler") else hs[-1]
+
+
+class AlbertForSequenceClassification(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.albert = AlbertModel(c)
+        self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs, pooled = self.albert(ids, attention_mask, token_type_ids)
+        return hs, self.classifier(pooled)
+
+
+class AlbertMLMHead(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["embedding_size"])
+        self.LayerNorm = nn.LayerNorm(c["embedding_size"], eps=c["layer_norm_eps"])
+        self.decoder = nn.Linear(c["embedding_size"], c["vocab_size"])
+        self.bias = self.decoder.bias
+        self.act = _act(c.get("hidden_act", "gelu_new"))
+
+    def forward(self, h):
+        return self.decoder(self.LayerNorm(self.act(self.dense(h))))
+
+
+class AlbertForMaskedLM(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.albert = AlbertModel(c, add_pooling_layer=False)
+        self.predictions = AlbertMLMHead(c)
+        self.predictions.decoder.weight = self.albert.embeddings.word_embeddings.weight  # tied
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.albert.hidden_states(ids, attention_mask, token_type_ids)
+        return hs, self.predictions(hs[-1])
+
+
 # ---------------------------------------------------------------------------------------------------------- export
 ARCHITECTURES = {cls.__name__: cls for cls in [
     BertModel, BertForSequenceClassification, BertForTokenClassification, BertForQuestionAnswering,
     DistilBertModel, DistilBertForMaskedLM, DistilBertForSequenceClassification, DistilBertForTokenClassification,
     DistilBertForQuestionAnswering, RobertaModel, RobertaForMaskedLM, RobertaForSequenceClassification,
     RobertaForTokenClassification, RobertaForQuestionAnswering, ElectraModel, ElectraForPreTraining,
-    ElectraForMaskedLM, ElectraForSequenceClassification]}
+    ElectraForMaskedLM, ElectraForSequenceClassification, AlbertModel, AlbertForSequenceClassification,
+    AlbertForMaskedLM]}
 
 # keys save_pretrained leaves out (tied to the word embeddings, or an alias of a bias that is written)
 TIED = {
     "DistilBertForMaskedLM": ["vocab_projector.weight"],
     "RobertaForMaskedLM": ["lm_head.decoder.weight", "lm_head.decoder.bias"],
     "ElectraForMaskedLM": ["generator_lm_head.weight"],
+    "AlbertForMaskedLM": ["predictions.decoder.weight", "predictions.decoder.bias"],
 }
 
 

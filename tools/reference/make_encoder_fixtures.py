@@ -64,6 +64,12 @@ ELECTRA = dict(vocab_size=30522, embedding_size=8, hidden_size=E, num_hidden_lay
                summary_type="first", summary_use_proj=True, summary_activation="gelu", summary_last_dropout=0.1,
                classifier_dropout=None)
 
+ALBERT = dict(vocab_size=30522, embedding_size=8, hidden_size=E, num_hidden_layers=4, num_hidden_groups=2,
+              inner_group_num=1, num_attention_heads=HEADS, intermediate_size=INTER, hidden_act="gelu_new",
+              hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=MAXPOS,
+              type_vocab_size=2, initializer_range=0.02, layer_norm_eps=1e-12, pad_token_id=0,
+              position_embedding_type="absolute", classifier_dropout_prob=0.1)
+
 NER_LABELS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
 
 # golden batches: three inputs of different lengths, the first the longest
@@ -436,6 +442,18 @@ def bert_tiny_st(out):
     return w
 
 
+def albert_tiny_cls(out):
+    """ALBERT: 4 layers sharing 2 groups' weights, embeddings narrower than the hidden size, gelu_new. The tokenizer
+    here is BERT's WordPiece (ALBERT's own is SentencePiece); the model's numbers are what this fixture checks."""
+    model = make_model(out, "AlbertForSequenceClassification", "albert", ALBERT, 19,
+                       labels_cfg(["NEGATIVE", "POSITIVE"], "single_label_classification"), {"classifier.weight": 4.0})
+    write_wordpiece_files(out)
+    tok = wordpiece()
+    w = write_golden(out, model, tok, TEXTS_WP_PAIR, "seq", True)
+    write_pipeline(out, "text-classification", cls_cases(model, tok), CLS_NOTE, model, tok)
+    return w
+
+
 FIXTURES = {
     "bert-tiny-cls": bert_tiny_cls,
     "distilbert-tiny-multilabel": distilbert_tiny_multilabel,
@@ -445,6 +463,7 @@ FIXTURES = {
     "roberta-tiny-cls": roberta_tiny_cls,
     "electra-tiny-disc": electra_tiny_disc,
     "bert-tiny-st": bert_tiny_st,
+    "albert-tiny-cls": albert_tiny_cls,
 }
 
 
