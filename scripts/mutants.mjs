@@ -44,8 +44,9 @@ export const mutants = [
     file: 'src/kernels/rowwise.cpp', from: '1.0f / std::sqrt(var / float(n) + eps)', to: '1.0f / (std::sqrt(var / float(n)) + eps)' },
   { name: 'repetition-penalty-one-sided', why: 'repetition penalty divides negative logits too (raising them)',
     file: 'src/tasks/sampling.cpp', from: 'l = l > 0 ? l / p_.repetition_penalty : l * p_.repetition_penalty;', to: 'l = l / p_.repetition_penalty;' },
-  { name: 'q8-round-half-even', why: 'q8_0 quantization rounds halves to even (ggml rounds them away from zero)',
-    file: 'src/kernels/dtype.cpp', from: 'int8_t(std::lround(xb[i] * id))', to: 'int8_t(std::nearbyint(xb[i] * id))' },
+  { name: 'q8-round-half-toward-zero', why: 'q8_0 quantization rounds halves toward zero (ggml rounds them away from zero)',
+    file: 'src/kernels/rowwise.cpp', from: 'xsimd::select(f >= B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f <= B(-0.5f), B(1.0f), B(0.0f))',
+    to: 'xsimd::select(f > B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f < B(-0.5f), B(1.0f), B(0.0f))' },
   // the encoder families and pipelines (issue 15)
   { name: 'roberta-positions-from-zero', why: 'RoBERTa\'s positions counted from 0 instead of padding_idx + 1',
     file: 'src/models/roberta.cpp', from: '    hp.position_offset = hp.pad_token_id + 1;', to: '    hp.position_offset = 0;' },

@@ -307,11 +307,30 @@ TEST_CASE("q8_0 quantization rounds halves away from zero, as ggml's roundf", "[
     const float halves[] = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, -2.5f, 126.5f, -126.5f};
     const int8_t want[] = {1, 2, 3, -1, -2, -3, 127, -127};
     for (int i = 0; i < 8; ++i) x[size_t(1 + i)] = halves[i];
-    wf::block_q8_0 b;
-    wf::quantize_q8_0(x.data(), 32, &b);
-    REQUIRE(wf::f16_to_f32(b.d) == 1.0f);
-    for (int i = 0; i < 8; ++i) {
-        INFO("x = " << halves[i]);
-        REQUIRE(int(b.q[1 + i]) == int(want[i]));
+    for (auto* quantize : {&wf::quantize_q8_0, &wf::ref::quantize_q8_0}) {  // the SIMD kernel and its twin
+        wf::block_q8_0 b;
+        quantize(x.data(), 32, &b);
+        REQUIRE(wf::f16_to_f32(b.d) == 1.0f);
+        for (int i = 0; i < 8; ++i) {
+            INFO("x = " << halves[i]);
+            REQUIRE(int(b.q[1 + i]) == int(want[i]));
+        }
+    }
+}
+
+TEST_CASE("q8_0 quantization: the SIMD kernel equals its scalar twin bit for bit", "[kernels][quants]") {
+    std::mt19937 rng(7);
+    for (int64_t blocks : {1, 3, 12, 48}) {
+        for (float scale : {1e-6f, 0.05f, 1.0f, 300.0f}) {
+            std::normal_distribution<float> d(0.0f, scale);
+            std::vector<float> x(size_t(blocks * 32));
+            for (auto& v : x) v = d(rng);
+            if (blocks == 3) std::fill(x.begin() + 32, x.begin() + 64, 0.0f);  // an all-zero block: d = 0
+            std::vector<wf::block_q8_0> a(static_cast<size_t>(blocks)), b(static_cast<size_t>(blocks));
+            wf::quantize_q8_0(x.data(), blocks * 32, a.data());
+            wf::ref::quantize_q8_0(x.data(), blocks * 32, b.data());
+            INFO("blocks " << blocks << ", scale " << scale);
+            REQUIRE(std::memcmp(a.data(), b.data(), a.size() * sizeof(wf::block_q8_0)) == 0);
+        }
     }
 }

@@ -124,16 +124,4 @@ std::optional<dtype> dtype_from_name(std::string_view name) {
 
 const char* ggml_type_name(uint32_t t) { return t < std::size(kGgmlNames) && *kGgmlNames[t] ? kGgmlNames[t] : "unknown"; }
 
-void quantize_q8_0(const float* x, int64_t n, block_q8_0* out) {
-    for (int64_t b = 0; b < n / q8_block; ++b) {
-        const float* xb = x + b * q8_block;
-        float amax = 0.0f;
-        for (int i = 0; i < q8_block; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
-        const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        out[b].d = f32_to_f16(d);
-        for (int i = 0; i < q8_block; ++i) out[b].q[i] = int8_t(std::lround(xb[i] * id));
-    }
-}
-
 }  // namespace wf

@@ -46,6 +46,7 @@ void add(float* y, const float* x, int64_t n);
 void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out);
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float alpha, const float* x, float* y, int64_t n);
+void quantize_q8_0(const float* x, int64_t n, block_q8_0* out);  // the twin of dtype.h's (SIMD, in rowwise.cpp)
 }  // namespace ref
 
 }  // namespace wf

@@ -48,6 +48,35 @@ void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const 
     }
 }
 
+void quantize_q8_0(const float* x, int64_t n, block_q8_0* out) {
+    static_assert(q8_block % B::size == 0);
+    for (int64_t b = 0; b < n / q8_block; ++b) {
+        const float* xb = x + b * q8_block;
+        B m(0.0f);
+        for (int i = 0; i < q8_block; i += int(W)) m = xsimd::max(m, xsimd::abs(B::load_unaligned(xb + i)));
+        alignas(64) float lanes[B::size];
+        m.store_aligned(lanes);
+        float amax = 0.0f;
+        for (float v : lanes) amax = std::fmax(amax, v);
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        out[b].d = f32_to_f16(d);
+        // round half away from zero, as lround (ggml's roundf): the truncation, plus one toward the sign when the
+        // exact remainder is at least a half
+        alignas(64) int32_t q[q8_block];
+        for (int i = 0; i < q8_block; i += int(W)) {
+            const B v = B::load_unaligned(xb + i) * B(id);
+            const B t = xsimd::trunc(v), f = v - t;
+            const B r = t + xsimd::select(f >= B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f <= B(-0.5f), B(1.0f), B(0.0f));
+            // r is a whole number in [−127, 127]: added to 1.5·2^23 it sits in the low mantissa bits, read as an
+            // integer without a float → int conversion (Emscripten's SSE shim converts lane by lane through lrint)
+            using I = xsimd::batch<int32_t>;
+            (xsimd::bitwise_cast<I>(r + B(12582912.0f)) - I(0x4B400000)).store_aligned(q + i);
+        }
+        for (int i = 0; i < q8_block; ++i) out[b].q[i] = int8_t(q[i]);
+    }
+}
+
 void gelu_erf(float* x, int64_t n) {
     int64_t i = 0;
     for (; i + W <= n; i += W) {
