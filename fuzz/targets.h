@@ -48,6 +48,17 @@ inline void gguf(const uint8_t* data, size_t size) {
     }
 }
 
+// A SentencePiece .model file (sentencepiece's protobuf, its charsmap trie): parsed, then a text encoded and decoded.
+inline void sentencepiece(const uint8_t* data, size_t size) {
+    try {
+        const auto tok = load_sentencepiece(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz.model");
+        const auto ids = tok->encode("Hello  wörld ① 😀 <s> x\t\n", true);
+        tok->decode(ids);
+        tok->encode_offsets("ﬁne  ＡＢＣ");
+    } catch (const error&) {
+    }
+}
+
 inline void config(const uint8_t* data, size_t size) {
     try {
         parse_config(std::string_view(reinterpret_cast<const char*>(data), size));

@@ -10,7 +10,7 @@ seconds=${1:-60}
 cmake -S fuzz -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build/fuzz -j "$(nproc)"
 failed=()
-for t in safetensors gguf config tokenizer_json tokenizers; do
+for t in safetensors gguf config tokenizer_json tokenizers sentencepiece; do
   mkdir -p build/fuzz/corpus/$t
   cp -n tests/data/fuzz-corpus/$t/* build/fuzz/corpus/$t/ 2>/dev/null || true
   rm -f build/fuzz/crash-$t-*
@@ -28,7 +28,7 @@ for t in safetensors gguf config tokenizer_json tokenizers; do
   fi
 done
 if [ ${#failed[@]} -gt 0 ]; then
-  echo "fuzz: ${#failed[@]} of 5 targets found a failure: ${failed[*]} (inputs in build/fuzz/crash-*; replay one with build/fuzz/fuzz-TARGET FILE)" >&2
+  echo "fuzz: ${#failed[@]} of 6 targets found a failure: ${failed[*]} (inputs in build/fuzz/crash-*; replay one with build/fuzz/fuzz-TARGET FILE)" >&2
   exit 1
 fi
-echo "fuzz: 5 targets, ${seconds}s each, no crash"
+echo "fuzz: 6 targets, ${seconds}s each, no crash"

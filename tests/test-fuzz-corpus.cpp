@@ -13,7 +13,7 @@ TEST_CASE("fuzz corpus replays cleanly", "[fuzz]") {
         return wf::load_gpt2_files(std::string(v.begin(), v.end()), std::string(m.begin(), m.end()));
     }();
     int n = 0;
-    for (const char* target : {"safetensors", "gguf", "config", "tokenizer_json", "tokenizers"}) {
+    for (const char* target : {"safetensors", "gguf", "config", "tokenizer_json", "tokenizers", "sentencepiece"}) {
         for (auto& e : std::filesystem::directory_iterator(wft::data_path(std::string("fuzz-corpus/") + target))) {
             const auto b = wft::read_file(e.path().string());
             INFO(target << ": " << e.path().filename().string());
@@ -22,6 +22,7 @@ TEST_CASE("fuzz corpus replays cleanly", "[fuzz]") {
             if (t == "gguf") wf::fuzz::gguf(b.data(), b.size());
             if (t == "config") wf::fuzz::config(b.data(), b.size());
             if (t == "tokenizer_json") wf::fuzz::tokenizer_json(b.data(), b.size());
+            if (t == "sentencepiece") wf::fuzz::sentencepiece(b.data(), b.size());
             if (t == "tokenizers") wf::fuzz::tokenizer_text(*bert, *gpt2, b.data(), b.size());
             ++n;
         }

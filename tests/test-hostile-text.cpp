@@ -164,7 +164,8 @@ TEST_CASE("T7: merges.txt header, malformed lines, unknown symbols and duplicate
 }
 
 TEST_CASE("T8: tokenizer.json with an unknown model type, no vocab, or wrong types gets a clear error", "[tokenizers][hostile]") {
-    REQUIRE_THROWS_WITH(wf::load_tokenizer_json(R"({"model": {"type": "Unigram", "vocab": []}})"), Catch::Contains("\"Unigram\" is not supported"));
+    REQUIRE_THROWS_WITH(wf::load_tokenizer_json(R"({"model": {"type": "WordLevel", "vocab": {}}})"), Catch::Contains("\"WordLevel\" is not supported"));
+    REQUIRE_THROWS_WITH(wf::load_tokenizer_json(R"({"model": {"type": "Unigram", "vocab": []}})"), Catch::Contains("Unigram model.vocab"));
     REQUIRE_THROWS_WITH(wf::load_tokenizer_json(R"({"model": {"vocab": {"[UNK]": 0}}})"), Catch::Contains("tokenizer model type \"\" is not supported"));
     REQUIRE_THROWS_WITH(wf::load_tokenizer_json(R"({"model": {"type": "WordPiece"}})"), Catch::Contains("vocab"));
     REQUIRE_THROWS_WITH(wf::load_tokenizer_json(R"({"model": {"type": "WordPiece", "vocab": ["[UNK]"]}})"),
@@ -273,15 +274,18 @@ TEST_CASE("T14: a tokenizer smaller than the model's embedding: decode errors be
     for (auto& c : all[0]) REQUIRE(c.token < bert_pm().tok->vocab_size());
 }
 
-TEST_CASE("T15: SentencePiece, pickle and PyTorch files are not formats: \"no tokenizer\" / \"no weights\"", "[tokenizers][hostile]") {
-    REQUIRE(wf::tokenizer_files({"tokenizer.model", "vocab.pkl", "pytorch_model.bin"}).empty());
+TEST_CASE("T15: pickle and PyTorch files are not formats; a SentencePiece .model is read by a bounds-checked protobuf reader", "[tokenizers][hostile]") {
+    REQUIRE(wf::tokenizer_files({"vocab.pkl", "pytorch_model.bin"}).empty());
     auto only = std::make_shared<wf::file_set>();
-    only->add("tokenizer.model", bytes_of(std::string("\x0a\x05hello", 7)));
-    REQUIRE_THROWS_WITH(wf::load_tokenizer(*only), Catch::Contains("no tokenizer: expected tokenizer.json, vocab.txt, or vocab.json + merges.txt"));
+    only->add("vocab.pkl", bytes_of(std::string("\x80\x04hello", 7)));
+    REQUIRE_THROWS_WITH(wf::load_tokenizer(*only), Catch::Contains("no tokenizer: expected tokenizer.json, vocab.txt"));
+    auto sp = std::make_shared<wf::file_set>();
+    sp->add("tokenizer.model", bytes_of(std::string("\x0a\x05hello", 7)));  // a piece message cut short
+    REQUIRE_THROWS_WITH(wf::load_tokenizer(*sp), Catch::Contains("tokenizer.model"));
     auto files = wft::read_dir(wft::data_path("fixtures/bert-tiny"));
     files->remove("vocab.txt");
     files->add("tokenizer.model", bytes_of("not sentencepiece"));
-    REQUIRE_THROWS_WITH(wf::load_pipeline_model(files), Catch::Contains("no tokenizer: expected tokenizer.json, vocab.txt, or vocab.json + merges.txt"));
+    REQUIRE_THROWS_WITH(wf::load_pipeline_model(files), Catch::Contains("tokenizer.model"));
     auto weights = wft::read_dir(wft::data_path("fixtures/bert-tiny"));
     weights->remove("model.safetensors");
     weights->add("pytorch_model.bin", bytes_of(std::string("\x80\x02}q\x00.", 6)));  // a pickle header

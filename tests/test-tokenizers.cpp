@@ -167,7 +167,8 @@ TEST_CASE("Malformed tokenizer files get clear errors", "[tokenizers][errors]") 
     REQUIRE_THROWS_WITH(wf::load_gpt2_files(vj, "#version: 0.2\nĠ t x\n"), Catch::Contains("line 2 is not two tokens"));  // T7
     REQUIRE_THROWS_WITH(wf::load_gpt2_files(vj, "zzzq zzzq\n"), Catch::Contains("not in the vocabulary"));  // T7
     REQUIRE_THROWS_WITH(wf::load_gpt2_files("{\"a\": -3}", ""), Catch::Contains("out of range"));  // T6
-    REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}"), Catch::Contains("\"Unigram\" is not supported"));  // T8
+    REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"WordLevel\", \"vocab\": {}}}"), Catch::Contains("\"WordLevel\" is not supported"));  // T8
+    REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"Unigram\", \"vocab\": []}}"), Catch::Contains("Unigram model.vocab"));
     REQUIRE_THROWS_WITH(wf::load_tokenizer_json("{\"model\": {\"type\": \"WordPiece\", \"vocab\": {\"[UNK]\": 5}}}"),
                         Catch::Contains("without gaps or repeats"));
 }

@@ -1,11 +1,14 @@
 #include "tokenizers/load.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <optional>
 
 #include "core/json.h"
 #include "core/unicode.h"
 #include "tokenizers/bpe.h"
+#include "tokenizers/sentencepiece.h"
 
 namespace wf {
 
@@ -16,7 +19,9 @@ namespace {
 constexpr int64_t kMaxTokenizerFile = 64ll << 20;
 constexpr size_t kMaxTokens = 1 << 21;
 constexpr size_t kMaxTokenBytes = 1024;  // as tokenizer.json's added tokens; real vocabularies stay far below
-const char* const kSets[][2] = {{"tokenizer.json", nullptr}, {"vocab.txt", nullptr}, {"vocab.json", "merges.txt"}};
+// SentencePiece models by the names their families use: XLM-R, ALBERT and T5, Llama and Mistral
+const char* const kSets[][2] = {{"tokenizer.json", nullptr},          {"vocab.txt", nullptr},    {"vocab.json", "merges.txt"},
+                                {"sentencepiece.bpe.model", nullptr}, {"spiece.model", nullptr}, {"tokenizer.model", nullptr}};
 const char* const kOptional[] = {"tokenizer_config.json", "special_tokens_map.json"};
 
 void check_size(std::string_view text, const std::string& file) {
@@ -160,6 +165,161 @@ std::unique_ptr<bpe_tokenizer> gpt2_files(std::string_view vocab_json, std::stri
         if (merges.size() > kMaxTokens) throw error("merges.txt: more than " + std::to_string(kMaxTokens) + " merges");
     }
     return std::make_unique<bpe_tokenizer>(vocab, merges, std::vector<std::pair<std::string, int32_t>>{}, pre_tokenizer::gpt2, "vocab.json");
+}
+
+// ------------------------------------------------------------------------------------------------ SentencePiece
+std::string base64_decode(std::string_view in, const std::string& what) {
+    auto value = [](char c) {
+        return c >= 'A' && c <= 'Z' ? c - 'A' : c >= 'a' && c <= 'z' ? c - 'a' + 26 : c >= '0' && c <= '9' ? c - '0' + 52 : c == '+' ? 62 : c == '/' ? 63 : -1;
+    };
+    while (!in.empty() && in.back() == '=') in.remove_suffix(1);
+    std::string out;
+    out.reserve(in.size() / 4 * 3 + 3);
+    uint32_t acc = 0;
+    int bits = 0;
+    for (char c : in) {
+        const int v = value(c);
+        if (v < 0) throw error(what + ": not base64 (byte " + std::to_string(int(uint8_t(c))) + ")");
+        acc = acc << 6 | uint32_t(v);
+        bits += 6;
+        if (bits >= 8) bits -= 8, out += char((acc >> bits) & 0xFF);
+    }
+    return out;
+}
+
+// The roles of a SentencePiece model's pieces: its unknown piece, and the control pieces trainer_spec names.
+special_tokens sentencepiece_roles(const sentencepiece_tokenizer& t) {
+    special_tokens found;
+    const sentencepiece_model& m = t.model();
+    for (size_t i = 0; i < m.pieces.size(); ++i)
+        if (m.pieces[i].type == piece_type::unknown) found.unk = int32_t(i);
+    auto control = [&](const std::string& text) {
+        const auto id = t.token_id(text);
+        return id && m.pieces[size_t(*id)].type == piece_type::control ? *id : -1;
+    };
+    found.bos = control(m.bos_piece);
+    found.eos = control(m.eos_piece);
+    found.pad = control(m.pad_piece);
+    return found;
+}
+
+// XLM-R's ids are fairseq's, not sentencepiece's: <s> <pad> </s> <unk>, then the model's pieces from its fourth on
+// (one id later), then <mask> (XLMRobertaTokenizer's fairseq_offset).
+sentencepiece_model fairseq_vocabulary(sentencepiece_model m, const std::string& file) {
+    auto& p = m.pieces;
+    if (p.size() < 3 || p[0].type != piece_type::unknown || p[1].type != piece_type::control || p[2].type != piece_type::control)
+        throw error(file + ": XLM-R's vocabulary must start with the unknown piece, <s> and </s> (fairseq's ids are built on them)");
+    std::vector<sentencepiece_piece> out;
+    out.reserve(p.size() + 2);
+    out.push_back(p[1]);
+    out.push_back({"<pad>", 0, piece_type::control});
+    out.push_back(p[2]);
+    out.push_back(p[0]);
+    out.insert(out.end(), std::make_move_iterator(p.begin() + 3), std::make_move_iterator(p.end()));
+    out.push_back({"<mask>", 0, piece_type::control});
+    p = std::move(out);
+    m.pad_piece = "<pad>";
+    return m;
+}
+
+// A .model file → the tokenizer its family's Hugging Face tokenizer is: XLM-R (sentencepiece.bpe.model) <s> A </s>
+// and <s> A </s></s> B </s> on fairseq's ids; ALBERT (spiece.model with [CLS] and [SEP]) [CLS] A [SEP] [B [SEP]];
+// T5 (spiece.model without) A </s> [B </s>]; Llama and others (tokenizer.model, source.spm …) <s> A [<s> B].
+std::unique_ptr<tokenizer> sentencepiece_file(std::string_view bytes, const std::string& file, const tokenizer_config& cfg) {
+    sentencepiece_model m = parse_sentencepiece_model(bytes, file);
+    const std::string& cls = cfg.tokenizer_class;
+    const bool xlmr = cls.rfind("XLMRoberta", 0) == 0 || (cls.empty() && file == "sentencepiece.bpe.model");
+    if (xlmr) m = fairseq_vocabulary(std::move(m), file);
+    auto tok = std::make_unique<sentencepiece_tokenizer>(std::move(m), file);
+    assign_roles(*tok, cfg, file, sentencepiece_roles(*tok));
+    const special_tokens& r = tok->special();
+    special_template t;
+    if (xlmr && r.cls >= 0 && r.sep >= 0) {
+        t = special_template::roberta(r.cls, r.sep);
+    } else if (file == "spiece.model" && tok->token_id("[CLS]") && tok->token_id("[SEP]")) {
+        t = special_template::bert(*tok->token_id("[CLS]"), *tok->token_id("[SEP]"));
+    } else if (file == "spiece.model" || cls.rfind("T5", 0) == 0) {
+        if (r.eos >= 0) t = {{}, {r.eos}, {}, {r.eos}, {r.eos}, 0, true};
+    } else if (r.bos >= 0) {
+        t = {{r.bos}, {}, {r.bos}, {r.bos}, {}, 1, true};
+    }
+    tok->set_template(t);
+    return tok;
+}
+
+// tokenizer.json's normalizer for a Unigram model: Precompiled, Replace (a text, or the converters' " {2,}"), Strip,
+// or a Sequence of them.
+void read_unigram_normalizer(const json& n, std::vector<hf_normalizer>& out, const std::string& file) {
+    if (n.is_null()) return;
+    if (!n.is_object() || !n.contains("type") || !n["type"].is_string()) throw error(file + ": normalizer must be an object with a type");
+    const std::string type = n["type"].get<std::string>();
+    if (type == "Sequence") {
+        const json& list = json_field(n, "normalizers", file + " normalizer");
+        if (!list.is_array()) throw error(file + ": normalizer.normalizers must be a list");
+        for (const json& q : list) read_unigram_normalizer(q, out, file);
+    } else if (type == "Precompiled") {
+        const json& c = json_field(n, "precompiled_charsmap", file + " Precompiled normalizer");
+        if (c.is_null()) return;
+        if (!c.is_string()) throw error(file + ": precompiled_charsmap must be a base64 string");
+        const std::string blob = base64_decode(c.get<std::string>(), file + " precompiled_charsmap");
+        if (blob.empty()) return;
+        hf_normalizer h;
+        h.charsmap = precompiled_charsmap(blob, file);
+        out.push_back(std::move(h));
+    } else if (type == "Replace") {
+        const json& p = json_field(n, "pattern", file + " Replace normalizer");
+        hf_normalizer h;
+        h.type = hf_normalizer::kind::replace;
+        h.content = json_string(n, "content", file + " Replace normalizer");
+        if (p.is_object() && p.contains("String") && p["String"].is_string()) {
+            h.pattern = p["String"].get<std::string>();
+        } else if (p.is_object() && p.contains("Regex") && p["Regex"].is_string()) {
+            const std::string re = p["Regex"].get<std::string>();
+            if (re.size() == 5 && re.substr(1) == "{2,}" && re[0] != '\\') h.pattern = re.substr(0, 1), h.runs = true;
+            else if (re.find_first_of("\\^$.|?*+()[]{}") == std::string::npos) h.pattern = re;
+            else throw error(file + ": Replace pattern " + json(re).dump() + " is not supported (supported: a text, or a character's runs \" {2,}\")");
+        } else {
+            throw error(file + ": Replace pattern must be {\"String\": …} or {\"Regex\": …}");
+        }
+        if (!h.pattern.empty()) out.push_back(std::move(h));
+    } else if (type == "Strip") {
+        hf_normalizer h;
+        h.type = hf_normalizer::kind::strip;
+        auto flag = [&](const char* k) { return n.contains(k) && n[k].is_boolean() && n[k].get<bool>(); };
+        h.strip_left = flag("strip_left"), h.strip_right = flag("strip_right");
+        out.push_back(std::move(h));
+    } else {
+        throw error(file + ": normalizer \"" + type + "\" is not supported for a Unigram model (supported: Precompiled, Replace, Strip, Sequence)");
+    }
+}
+
+// tokenizer.json's pre_tokenizer for a Unigram model: Metaspace, alone or after WhitespaceSplit.
+hf_metaspace read_metaspace(const json& p, const std::string& file) {
+    if (!p.is_object() || !p.contains("type") || !p["type"].is_string())
+        throw error(file + ": a Unigram model needs a Metaspace pre_tokenizer, got " + p.dump().substr(0, 80));
+    const std::string type = p["type"].get<std::string>();
+    if (type == "Sequence") {
+        const json& list = json_field(p, "pretokenizers", file + " pre_tokenizer");
+        if (!list.is_array() || list.size() != 2 || !list[0].is_object() || list[0].value("type", "") != "WhitespaceSplit")
+            throw error(file + ": pre_tokenizer " + p.dump().substr(0, 120) + " is not supported (supported: Metaspace, WhitespaceSplit + Metaspace)");
+        hf_metaspace m = read_metaspace(list[1], file);
+        m.whitespace_split = true;
+        return m;
+    }
+    if (type != "Metaspace") throw error(file + ": pre_tokenizer \"" + type + "\" is not supported for a Unigram model (supported: Metaspace)");
+    hf_metaspace m;
+    if (p.contains("replacement")) m.replacement = json_string(p, "replacement", file + " Metaspace");
+    if (p.contains("prepend_scheme") && p["prepend_scheme"].is_string()) {
+        const std::string s = p["prepend_scheme"].get<std::string>();
+        if (s == "always") m.scheme = hf_metaspace::prepend::always;
+        else if (s == "first") m.scheme = hf_metaspace::prepend::first;
+        else if (s == "never") m.scheme = hf_metaspace::prepend::never;
+        else throw error(file + ": Metaspace prepend_scheme \"" + s + "\" is not one of always, first, never");
+    } else if (p.contains("add_prefix_space") && p["add_prefix_space"].is_boolean()) {
+        m.scheme = p["add_prefix_space"].get<bool>() ? hf_metaspace::prepend::always : hf_metaspace::prepend::never;
+    }
+    if (p.contains("split") && p["split"].is_boolean()) m.split = p["split"].get<bool>();
+    return m;
 }
 
 // tokenizer.json's post_processor → the template around a single text; also tells which ids are cls and sep.
@@ -341,8 +501,34 @@ std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::stri
         for (auto& a : added)
             if (!v.count(a.content)) beyond.emplace_back(a.content, a.id);
         tok = std::make_unique<bpe_tokenizer>(v, merges, beyond, read_pre_tokenizer(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json(), file), file);
+    } else if (type == "Unigram") {
+        if (!vocab.is_array() || vocab.empty()) throw error(file + ": a Unigram model.vocab must be a non-empty list of [piece, score]");
+        if (vocab.size() > kMaxTokens) throw error(file + ": more than " + std::to_string(kMaxTokens) + " tokens");
+        sentencepiece_model m;
+        m.byte_fallback = model.contains("byte_fallback") && model["byte_fallback"].is_boolean() && model["byte_fallback"].get<bool>();
+        for (const json& e : vocab) {
+            if (!e.is_array() || e.size() != 2 || !e[0].is_string() || !e[1].is_number())
+                throw error(file + ": model.vocab entry " + e.dump().substr(0, 60) + " is not [piece, score]");
+            sentencepiece_piece p{e[0].get<std::string>(), float(e[1].get<double>()), piece_type::normal};
+            if (p.text.size() > kMaxTokenBytes) throw error(file + ": a piece of " + std::to_string(p.text.size()) + " bytes, over the limit of " + std::to_string(kMaxTokenBytes));
+            m.pieces.push_back(std::move(p));
+        }
+        if (model.contains("unk_id") && !model["unk_id"].is_null())
+            m.pieces.at(size_t(json_int(model, "unk_id", file + " model", 0, int64_t(m.pieces.size()) - 1))).type = piece_type::unknown;
+        for (auto& a : added)
+            if (a.special && a.id < int32_t(m.pieces.size()) && m.pieces[size_t(a.id)].text == a.content && m.pieces[size_t(a.id)].type == piece_type::normal)
+                m.pieces[size_t(a.id)].type = piece_type::control;
+        if (m.byte_fallback)
+            for (auto& p : m.pieces)
+                if (p.type == piece_type::normal && p.text.size() == 6 && p.text.rfind("<0x", 0) == 0 && p.text.back() == '>' &&
+                    std::isxdigit(uint8_t(p.text[3])) && std::isxdigit(uint8_t(p.text[4])) && !std::islower(uint8_t(p.text[3])) && !std::islower(uint8_t(p.text[4])))
+                    p.type = piece_type::byte;
+        std::vector<hf_normalizer> normalizers;
+        read_unigram_normalizer(j.contains("normalizer") ? j["normalizer"] : json(), normalizers, file);
+        const hf_metaspace ms = read_metaspace(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json(), file);
+        tok = std::make_unique<sentencepiece_tokenizer>(std::move(m), std::move(normalizers), ms, file);
     } else {
-        throw error(file + ": tokenizer model type \"" + type + "\" is not supported (supported: WordPiece, BPE)");
+        throw error(file + ": tokenizer model type \"" + type + "\" is not supported (supported: WordPiece, BPE, Unigram)");
     }
     for (auto& a : added) {
         if (a.id >= tok->vocab_size() || tok->token(a.id) != a.content)
@@ -416,7 +602,10 @@ std::unique_ptr<tokenizer> load_tokenizer(const file_set& files) {
         }
         return tok;
     }
-    throw error("no tokenizer: expected tokenizer.json, vocab.txt, or vocab.json + merges.txt");
+    for (const char* name : {"sentencepiece.bpe.model", "spiece.model", "tokenizer.model"})
+        if (files.has(name)) return sentencepiece_file(files.text(name), name, cfg);
+    throw error("no tokenizer: expected tokenizer.json, vocab.txt, vocab.json + merges.txt, or a SentencePiece model (sentencepiece.bpe.model, "
+                "spiece.model, tokenizer.model)");
 }
 
 std::unique_ptr<tokenizer> load_vocab_txt(std::string_view text, const wordpiece_options& opt, const std::string& file) {
@@ -430,6 +619,8 @@ std::unique_ptr<tokenizer> load_gpt2_files(std::string_view vocab_json, std::str
 }
 
 std::unique_ptr<tokenizer> load_tokenizer_json(std::string_view text, const std::string& file) { return tokenizer_json(text, file, {}); }
+
+std::unique_ptr<tokenizer> load_sentencepiece(std::string_view model, const std::string& file) { return sentencepiece_file(model, file, {}); }
 
 std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
     const std::string model = g.get_string("tokenizer.ggml.model");
@@ -496,7 +687,44 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
         bpe->set_template(t);
         return bpe;
     }
-    throw error(g.file_name + ": tokenizer.ggml.model \"" + model + "\" is not supported (supported: bert, gpt2)");
+    if (model == "llama") {
+        // sentencepiece's BPE over the pieces' scores, its normalizer without rules: a dummy prefix (unless
+        // tokenizer.ggml.add_space_prefix is false), whitespace kept as it is; byte fallback with <0xNN> pieces
+        sentencepiece_model m;
+        m.type = sentencepiece_model::kind::bpe;
+        m.remove_extra_whitespaces = false;
+        if (g.has("tokenizer.ggml.add_space_prefix")) m.add_dummy_prefix = g.kv.at("tokenizer.ggml.add_space_prefix").u != 0;
+        const std::vector<double> none;
+        const auto& scores = g.has("tokenizer.ggml.scores") ? g.get_numbers("tokenizer.ggml.scores") : none;
+        const auto& types = g.has("tokenizer.ggml.token_type") ? g.get_numbers("tokenizer.ggml.token_type") : none;
+        m.pieces.reserve(tokens.size());
+        for (size_t i = 0; i < tokens.size(); ++i) {
+            const double type = types.empty() ? 1 : types[i];
+            if (type != std::floor(type) || type < 1 || type > 6)
+                throw error(g.file_name + ": tokenizer.ggml.token_type[" + std::to_string(i) + "] = " + std::to_string(type) + " is not a token type (1 … 6)");
+            m.pieces.push_back({tokens[i], scores.empty() ? 0.0f : float(scores[i]), piece_type(int(type))});
+            m.byte_fallback = m.byte_fallback || m.pieces.back().type == piece_type::byte;
+        }
+        std::unique_ptr<sentencepiece_tokenizer> spm;
+        try {
+            spm = std::make_unique<sentencepiece_tokenizer>(std::move(m), g.file_name);
+        } catch (const error& e) {
+            throw error(std::string(e.what()) + " (a tokenizer.ggml.model \"llama\" vocabulary)");
+        }
+        for (size_t i = 0; i < tokens.size(); ++i)  // control tokens are matched whole in the text, as Hugging Face's added tokens
+            if (spm->model().pieces[i].type == piece_type::control) spm->add_token_text(tokens[i], int32_t(i), true);
+        const special_tokens roles = sentencepiece_roles(*spm);
+        for (auto member : {&special_tokens::unk, &special_tokens::bos, &special_tokens::eos, &special_tokens::pad})
+            if (found.*member < 0) found.*member = roles.*member;
+        assign_roles(*spm, {}, g.file_name, found);
+        special_template t;
+        const bool add_bos = !g.has("tokenizer.ggml.add_bos_token") || g.kv.at("tokenizer.ggml.add_bos_token").u;  // llama.cpp's default for SPM: on
+        if (add_bos && found.bos >= 0) t.before.push_back(found.bos);
+        if (g.has("tokenizer.ggml.add_eos_token") && g.kv.at("tokenizer.ggml.add_eos_token").u && found.eos >= 0) t.after.push_back(found.eos);
+        spm->set_template(t);
+        return spm;
+    }
+    throw error(g.file_name + ": tokenizer.ggml.model \"" + model + "\" is not supported (supported: bert, gpt2, llama)");
 }
 
 }  // namespace wf
