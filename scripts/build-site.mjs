@@ -5,33 +5,19 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
+
+import { singleFileScript } from './single-file.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, process.argv[2] ?? 'site');
-const MODELS = { bert: 'packages/models/wasmformer-bert-mini-q8_0.gguf', gpt2: 'packages/models/wasmformer-gpt2-mini-q8_0.gguf' };
+const MODELS = { bert: 'packages/models/wasmformer-bert-mini-q8_0.gguf', gpt2: 'packages/models/wasmformer-gpt2-mini-q8_0.gguf',
+                 embed: 'packages/models/wasmformer-embed-mini-q8_0.gguf' };
 
 if (!existsSync(path.join(root, 'dist/wasmformer-single.mjs'))) execFileSync('bash', [path.join(root, 'scripts/build.sh'), 'wasm'], { stdio: 'inherit' });
 rmSync(out, { recursive: true, force: true });
 mkdirSync(path.join(out, 'models'), { recursive: true });
 
-// the engine in the single-file build, wherever the API imports the normal one; no threaded build (a file://
-// page is never cross-origin isolated)
-const singleFile = {
-  name: 'single-file-engine',
-  setup(b) {
-    b.onResolve({ filter: /dist\/wasmformer\.mjs$/ }, () => ({ path: path.join(root, 'dist/wasmformer-single.mjs') }));
-    b.onResolve({ filter: /dist\/wasmformer-mt\.mjs$/ }, () => ({ path: 'no-threads', namespace: 'wf-stub' }));
-    b.onLoad({ filter: /.*/, namespace: 'wf-stub' }, () => ({ contents: 'export default () => { throw new Error("no threaded build in the single-file site"); };' }));
-  },
-};
-const common = { bundle: true, format: 'iife', platform: 'browser', target: 'es2022', minify: true, write: false, logLevel: 'error', external: ['node:*'],
-  plugins: [singleFile], define: { 'globalThis.WF_SINGLE_FILE': 'true', 'import.meta.url': '"file:///wasmformer/"' } };
-const worker = await esbuild.build({ ...common, entryPoints: [path.join(root, 'web/src/worker.js')] });
-const demo = await esbuild.build({ ...common, entryPoints: [path.join(root, 'web/demo/demo.js')],
-  banner: { js: `globalThis.WF_WORKER_URL = URL.createObjectURL(new Blob([${JSON.stringify(worker.outputFiles[0].text)}], { type: 'text/javascript' }));\n` +
-                `globalThis.WF_WORKER_TYPE = 'classic';` } });
-writeFileSync(path.join(out, 'demo.js'), demo.outputFiles[0].text);
+writeFileSync(path.join(out, 'demo.js'), await singleFileScript(path.join(root, 'web/demo/demo.js')));
 for (const f of ['demo.css', 'favicon.svg']) copyFileSync(path.join(root, 'web/demo', f), path.join(out, f));
 
 const scripts = [];
@@ -45,7 +31,7 @@ const html = readFileSync(path.join(root, 'web/demo/index.html'), 'utf8')
   .replace('  <script type="module" src="demo.js"></script>', [...scripts, '  <script src="demo.js" defer></script>'].join('\n'));
 writeFileSync(path.join(out, 'index.html'), html);
 copyFileSync(path.join(root, 'LICENSE'), path.join(out, 'LICENSE'));
-for (const name of ['wasmformer-bert-mini', 'wasmformer-gpt2-mini'])
+for (const name of ['wasmformer-bert-mini', 'wasmformer-gpt2-mini', 'wasmformer-embed-mini'])
   if (existsSync(path.join(root, 'models', name, 'README.md'))) copyFileSync(path.join(root, 'models', name, 'README.md'), path.join(out, 'models', `${name}.md`));
 const size = (f) => readFileSync(path.join(out, f)).length;
 console.log(`wrote ${path.relative(root, out)}/: index.html, demo.js (${(size('demo.js') / 1e6).toFixed(2)} MB, engine inlined), ` +

@@ -10,10 +10,10 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as esbuild from 'esbuild';
 
 import { Model, terminate } from 'wasmformer';
 import { models } from 'wasmformer-models';
+import { singleFileScript } from '../../scripts/single-file.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(here, '../..');
@@ -67,22 +67,8 @@ writeFileSync(path.join(out, 'model.js'), `globalThis.WF_SEARCH_MODEL = ${JSON.s
 writeFileSync(path.join(out, 'corpus.js'), `globalThis.WF_SEARCH_CORPUS = ${JSON.stringify({
   source: corpus.source, dims: E, keys: corpus.verses.map((v) => v.key), texts, vectors: b64(q8), scales: b64(scales) })};\n`);
 
-// the page's script: the single-file engine (wasm inlined), the worker from a Blob URL, as scripts/build-site.mjs
-const singleFile = {
-  name: 'single-file-engine',
-  setup(b) {
-    b.onResolve({ filter: /dist\/wasmformer\.mjs$/ }, () => ({ path: path.join(root, 'dist/wasmformer-single.mjs') }));
-    b.onResolve({ filter: /dist\/wasmformer-mt\.mjs$/ }, () => ({ path: 'no-threads', namespace: 'wf-stub' }));
-    b.onLoad({ filter: /.*/, namespace: 'wf-stub' }, () => ({ contents: 'export default () => { throw new Error("no threaded build here"); };' }));
-  },
-};
-const common = { bundle: true, format: 'iife', platform: 'browser', target: 'es2022', minify: true, write: false, logLevel: 'error', external: ['node:*'],
-  plugins: [singleFile], define: { 'globalThis.WF_SINGLE_FILE': 'true', 'import.meta.url': '"file:///wasmformer/"' } };
-const worker = await esbuild.build({ ...common, entryPoints: [path.join(root, 'web/src/worker.js')] });
-const page = await esbuild.build({ ...common, entryPoints: [path.join(here, 'search.js')],
-  banner: { js: `globalThis.WF_WORKER_URL = URL.createObjectURL(new Blob([${JSON.stringify(worker.outputFiles[0].text)}], { type: 'text/javascript' }));\n` +
-                `globalThis.WF_WORKER_TYPE = 'classic';` } });
-writeFileSync(path.join(out, 'search.js'), page.outputFiles[0].text);
+// the page's script: the single-file engine (wasm inlined), the worker from a Blob URL, as for the offline demo
+writeFileSync(path.join(out, 'search.js'), await singleFileScript(path.join(here, 'search.js')));
 writeFileSync(path.join(out, 'index.html'), readFileSync(path.join(here, 'index.html'), 'utf8'));
 const size = (f) => (statSync(path.join(out, f)).size / 1e6).toFixed(2);
 console.log(`embedded ${texts.length} verses (${E} dimensions) in ${seconds.toFixed(1)} s; wrote ${path.relative(root, out)}/: index.html, ` +

@@ -8,6 +8,7 @@
 export const models = {
   'fill-mask': new URL('./wasmformer-bert-mini-q8_0.gguf', import.meta.url).href,
   'text-generation': new URL('./wasmformer-gpt2-mini-q8_0.gguf', import.meta.url).href,
+  'feature-extraction': new URL('./wasmformer-embed-mini-q8_0.gguf', import.meta.url).href,
 };
 
 const registry = (globalThis[Symbol.for('wasmformer.defaultModels')] ??= {});

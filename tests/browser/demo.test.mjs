@@ -27,7 +27,7 @@ async function openDemo(server) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = await watch(context, page, (u) => u.hostname === '127.0.0.1' || u.protocol === 'data:' || u.protocol === 'blob:');
-  const q = MODELS === 'fixtures' ? '?bert=/tests/data/fixtures/bert-tiny/&gpt2=/tests/data/fixtures/gpt2-tiny/' : '';
+  const q = MODELS === 'fixtures' ? '?bert=/tests/data/fixtures/bert-tiny/&gpt2=/tests/data/fixtures/gpt2-tiny/&embed=/tests/data/fixtures/bert-tiny-st/' : '';
   await page.goto(`${server.url}/web/demo/${q}`);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
   return { page, context, problems };
@@ -66,6 +66,14 @@ for (const isolation of [true, false]) {
       await page.click('.cand');
       assert.doesNotMatch(await page.inputValue('#fill-text'), /\[MASK\]/);
       if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-fill-mask.png'), fullPage: true });
+
+      // sentence similarity with the bundled embedding model: the verse about creation answers the question first
+      assert.equal(await page.inputValue('#enc-task'), 'feature-extraction');
+      await page.click('#enc-run');
+      await page.waitForSelector('.enc-row');
+      const ranked = await page.$$eval('.enc-row', (rows) => rows.map((r) => r.textContent));
+      assert.equal(ranked.length, 5);
+      if (MODELS === 'bundled') assert.match(ranked[0], /In the beginning God created the heaven and the earth/);
 
       // seeded continuation: runs to the end, twice the same
       await page.fill('#gen-max', '20');

@@ -25,3 +25,14 @@ export async function watch(context, page, allowed) {
   });
   return problems;
 }
+
+// A page opened from file:// that may reach nothing but its own folder (file:, blob:, data:), once it says it is
+// ready (body[data-ready="true"]).
+export async function openOffline(browser, htmlPath) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = await watch(context, page, (u) => ['file:', 'blob:', 'data:'].includes(u.protocol));
+  await page.goto('file://' + htmlPath);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 120000 });
+  return { page, problems };
+}

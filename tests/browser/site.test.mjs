@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 
 import { root } from '../js/helpers.mjs';
-import { launch, watch } from './helpers.mjs';
+import { launch, openOffline } from './helpers.mjs';
 
 test('the static site works from file:// with no network', async () => {
   const out = path.join(root, 'build/site-test');
@@ -15,11 +15,7 @@ test('the static site works from file:// with no network', async () => {
   mkdirSync(path.join(root, 'build/artifacts'), { recursive: true });
   const browser = await launch();
   try {
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    const problems = await watch(context, page, (u) => ['file:', 'blob:', 'data:'].includes(u.protocol));
-    await page.goto('file://' + path.join(out, 'index.html'));
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 120000 });
+    const { page, problems } = await openOffline(browser, path.join(out, 'index.html'));
     assert.match(await page.textContent('#model-status'), /Loaded .*gpt2/);
     await page.fill('#fill-text', 'And God said, Let there be [MASK].');
     await page.click('#fill-run');

@@ -17,9 +17,18 @@ const embedded = (name) => {
 const BUNDLED = {
   bert: params.get('bert') ?? embedded('bert') ?? new URL('../../models/wasmformer-bert-mini/', import.meta.url).href,
   gpt2: params.get('gpt2') ?? embedded('gpt2') ?? new URL('../../models/wasmformer-gpt2-mini/', import.meta.url).href,
+  embed: params.get('embed') ?? embedded('embed') ?? new URL('../../models/wasmformer-embed-mini/', import.meta.url).href,
 };
 
-const state = { fm: null, gen: null, attention: null, tokens: [], running: null };
+const state = { fm: null, gen: null, enc: null, attention: null, tokens: [], running: null };
+// The encoder tasks the "Understand the text" box runs, and what its two text boxes mean for each.
+const ENCODER_TASKS = {
+  'feature-extraction': ['Similarity: query', 'Sentences to rank, one per line'],
+  'text-classification': ['Text to classify', 'Second text of a pair (optional)'],
+  'token-classification': ['Text to tag (named entities)', null],
+  'question-answering': ['Question', 'Context'],
+  'zero-shot-classification': ['Text', 'Candidate labels, one per line'],
+};
 
 function setStatus(id, text) { $(id).textContent = text; }
 
@@ -43,9 +52,16 @@ async function loadModel(source, label) {
     } else if (info.tasks.includes('text-generation')) {
       await state.gen?.dispose();
       state.gen = m;
+    } else if (info.tasks.some((t) => t in ENCODER_TASKS)) {
+      await state.enc?.dispose();
+      state.enc = m;
+      const tasks = info.tasks.filter((t) => t in ENCODER_TASKS);
+      $('enc-task').replaceChildren(...tasks.map((t) => new Option(t, t)));
+      $('enc-task').value = tasks.find((t) => t !== 'feature-extraction') ?? tasks[0];
+      encoderTaskChanged();
     } else {
       await m.dispose();
-      throw new Error(`this demo shows fill-mask and text-generation; the model supports ${info.tasks.join(', ') || 'no task'}`);
+      throw new Error(`this demo shows fill-mask, text-generation and encoder tasks; the model supports ${info.tasks.join(', ') || 'no task'}`);
     }
     $('progress').value = 100;
     let cached = '';
@@ -182,7 +198,63 @@ async function runGenerate() {
   }
 }
 
+// ---------------------------------------------------------------------------------------------- encoder tasks
+function encoderTaskChanged() {
+  const [a, b] = ENCODER_TASKS[$('enc-task').value] ?? ['Text', null];
+  $('enc-text-label').textContent = a;
+  $('enc-text2-label').textContent = b ?? '';
+  $('enc-text2').hidden = !b;
+}
+
+const lines = (s) => s.split('\n').map((l) => l.trim()).filter(Boolean);
+const row = (cls, ...parts) => {
+  const div = document.createElement('div');
+  div.className = cls;
+  for (const p of parts) {
+    const span = document.createElement('span');
+    span.textContent = p;
+    div.append(span, ' ');
+  }
+  return div;
+};
+
+async function runEncoder() {
+  if (!state.enc) return setStatus('model-status', 'No encoder model loaded.');
+  const task = $('enc-task').value, text = $('enc-text').value, text2 = $('enc-text2').value;
+  const out = $('enc-results');
+  const t0 = performance.now();
+  try {
+    let rows = [];
+    if (task === 'feature-extraction') {
+      const sentences = lines(text2);
+      const { data, dims } = await state.enc.embed([text, ...sentences], { pooling: 'mean', normalize: true });
+      const E = dims[1], q = data.subarray(0, E);
+      const scored = sentences.map((s, i) => [s, q.reduce((acc, x, j) => acc + x * data[(i + 1) * E + j], 0)]).sort((a, b) => b[1] - a[1]);
+      rows = scored.map(([s, score]) => row('enc-row', score.toFixed(3), s));
+    } else if (task === 'text-classification') {
+      const [labels] = await state.enc.classify(text2.trim() ? { text, text_pair: text2 } : text, { top_k: null });
+      rows = labels.map((l) => row('enc-row', l.score.toFixed(3), l.label));
+    } else if (task === 'token-classification') {
+      const [entities] = await state.enc.classifyTokens(text, { aggregation_strategy: 'simple' });
+      rows = entities.map((e) => row('enc-row', e.score.toFixed(3), e.entity_group, `“${text.slice(e.start, e.end)}”`));
+      if (!rows.length) rows = [row('enc-row', 'no entities')];
+    } else if (task === 'question-answering') {
+      const [answers] = await state.enc.answer(text, text2, { top_k: 3 });
+      rows = answers.map((a) => row('enc-row', a.score.toFixed(3), `“${a.answer}”`, `(characters ${a.start}–${a.end})`));
+    } else if (task === 'zero-shot-classification') {
+      const [r] = await state.enc.zeroShot(text, lines(text2));
+      rows = r.labels.map((l, i) => row('enc-row', r.scores[i].toFixed(3), l));
+    }
+    out.replaceChildren(...rows);
+    setStatus('enc-speed', `${Math.round(performance.now() - t0)} ms`);
+  } catch (e) {
+    out.replaceChildren(row('enc-row error', e.message));
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------- wiring
+$('enc-run').addEventListener('click', runEncoder);
+$('enc-task').addEventListener('change', encoderTaskChanged);
 $('fill-run').addEventListener('click', runFill);
 $('gen-run').addEventListener('click', runGenerate);
 $('gen-stop').addEventListener('click', () => state.running?.abort());
@@ -201,6 +273,7 @@ async function main() {
   const offline = globalThis.WF_MODELS ? 'Offline site: everything is in these files.' : 'Models are cached for offline use.';
   setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker. ${offline}`);
   await loadModel(BUNDLED.bert, 'the bundled BERT model');
+  await loadModel(BUNDLED.embed, 'the bundled embedding model');
   await loadModel(BUNDLED.gpt2, 'the bundled GPT-2 model');
   const how = await (state.gen ?? state.fm)?.engineInfo();
   if (how) setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, ${how.threading}. ${offline}`);
