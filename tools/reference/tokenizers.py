@@ -72,10 +72,11 @@ class WordPiece:
                 words.append(cur)
         return words
 
-    def word_ids(self, word):
+    def word_pieces(self, word):
+        """Greedy longest-match pieces of one word: [(id, start, end)] in characters; an unknown word is one [UNK]."""
         if len(word) > 100:
-            return [self.unk]
-        ids, start = [], 0
+            return [(self.unk, 0, len(word))]
+        pieces, start = [], 0
         while start < len(word):
             end, found = len(word), None
             while start < end:
@@ -85,10 +86,13 @@ class WordPiece:
                     break
                 end -= 1
             if found is None:
-                return [self.unk]
-            ids.append(found)
+                return [(self.unk, 0, len(word))]
+            pieces.append((found, start, end))
             start = end
-        return ids
+        return pieces
+
+    def word_ids(self, word):
+        return [i for i, _, _ in self.word_pieces(word)]
 
     def encode(self, text):
         return [i for w in self.basic(text) for i in self.word_ids(w)]
@@ -290,24 +294,7 @@ def _wp_encode_words(self, text):
     for w_i, w in enumerate(words):
         word = "".join(c for c, _ in w)
         span = lambda a, b: (w[a][1], w[b - 1][1] + 1)
-        if len(word) > 100:
-            ids.append(self.unk), offs.append(span(0, len(w))), wids.append(w_i)
-            continue
-        pieces, start = [], 0
-        while start < len(word):
-            end, found = len(word), None
-            while start < end:
-                piece = word[start:end] if start == 0 else "##" + word[start:end]
-                if piece in self.vocab:
-                    found = self.vocab[piece]
-                    break
-                end -= 1
-            if found is None:
-                pieces = [(self.unk, 0, len(word))]
-                break
-            pieces.append((found, start, end))
-            start = end
-        for tid, a, b in pieces:
+        for tid, a, b in self.word_pieces(word):
             ids.append(tid), offs.append(span(a, b)), wids.append(w_i)
     return ids, offs, wids
 
