@@ -134,66 +134,14 @@ public:
             return r;
         });
     }
-    // The encoder tasks: feature-extraction, text-classification, token-classification, question-answering,
-    // zero-shot-classification. inputs: {"texts", "text_pairs"} | {"questions", "contexts"} | {"texts", "labels"}.
-    // Offsets go out as JavaScript string indices (UTF-16 code units); feature-extraction's numbers through features().
+    // The encoder tasks (tasks/encoder-tasks.h: run_encoder_task), offsets as JavaScript string indices;
+    // feature-extraction's numbers through features().
     val run(const std::string& task, const std::string& inputs, const std::string& opts, val cancel) {
         return guarded(out_, [&] {
             const wf::cancel_fn stop = cancel_from(cancel);
             // inputs: a batch of texts, each at most 1 MiB (the tasks check), together at most 64 MiB
-            const wf::json in = inputs.empty() ? wf::json::object() : wf::parse_json_strict(inputs, "inputs", 64 << 20), o = parse(opts, "options");
-            auto strings = [&](const char* k) {
-                if (!in.contains(k)) return std::vector<std::string>{};
-                if (!in[k].is_array()) throw wf::error(std::string(k) + " must be a list of strings");
-                std::vector<std::string> v;
-                for (const wf::json& x : in[k]) {
-                    if (!x.is_string()) throw wf::error(std::string(k) + " must be a list of strings");
-                    v.push_back(x.get<std::string>());
-                }
-                return v;
-            };
-            const auto texts = strings("texts");
-            if (task == "feature-extraction") {
-                wf::tensor_out t = wf::feature_extraction(need(), texts, wf::parse_feature_extraction_options(o), &stop);
-                floats_ = std::move(t.data);
-                return wf::json{{"dims", t.dims}};
-            }
-            wf::json r = wf::json::array();
-            if (task == "text-classification") {
-                for (auto& list : wf::text_classification(need(), texts, strings("text_pairs"), wf::parse_text_classification_options(o), &stop)) {
-                    wf::json l = wf::json::array();
-                    for (auto& x : list) l.push_back({{"label", x.label}, {"score", x.score}});
-                    r.push_back(l);
-                }
-            } else if (task == "token-classification") {
-                const auto opt = wf::parse_token_classification_options(o);
-                const auto all = wf::token_classification(need(), texts, opt, &stop);
-                for (size_t i = 0; i < all.size(); ++i) {
-                    wf::json l = wf::json::array();
-                    for (auto& e : all[i]) {
-                        wf::json x = {{opt.strategy == wf::aggregation::none ? "entity" : "entity_group", e.entity}, {"score", e.score}, {"word", e.word},
-                                      {"start", utf16_index(texts[i], e.start)}, {"end", utf16_index(texts[i], e.end)}};
-                        if (e.index >= 0) x["index"] = e.index;
-                        l.push_back(x);
-                    }
-                    r.push_back(l);
-                }
-            } else if (task == "question-answering") {
-                const auto contexts = strings("contexts");
-                const auto all = wf::question_answering(need(), strings("questions"), contexts, wf::parse_question_answering_options(o), &stop);
-                for (size_t i = 0; i < all.size(); ++i) {
-                    wf::json l = wf::json::array();
-                    for (auto& a : all[i])
-                        l.push_back({{"answer", a.text}, {"score", a.score}, {"start", utf16_index(contexts[i], a.start)}, {"end", utf16_index(contexts[i], a.end)}});
-                    r.push_back(l);
-                }
-            } else if (task == "zero-shot-classification") {
-                const auto all = wf::zero_shot_classification(need(), texts, strings("labels"), wf::parse_zero_shot_options(o), &stop);
-                for (size_t i = 0; i < all.size(); ++i) r.push_back({{"sequence", texts[i]}, {"labels", all[i].labels}, {"scores", all[i].scores}});
-            } else {
-                throw wf::error("unknown task \"" + task + "\"");
-            }
-            return wf::json{{"results", r}};
+            const wf::json in = inputs.empty() ? wf::json::object() : wf::parse_json_strict(inputs, "inputs", 64 << 20);
+            return wf::run_encoder_task(need(), task, in, parse(opts, "options"), true, floats_, &stop);
         });
     }
     // feature-extraction's numbers of the last run, copied by the caller.
@@ -214,15 +162,6 @@ private:
                 {"n_head", hp.n_head}, {"n_vocab", hp.n_vocab}, {"n_ctx", hp.n_ctx}, {"dtype", pm.loaded.dtype},
                 {"weight_bytes", pm.m().weight_bytes()}, {"borrows_file_bytes", bool(pm.loaded.files)},
                 {"mask_token", mask >= 0 ? pm.tok->token(mask) : ""}};
-    }
-    // A UTF-8 byte offset in a text → the JavaScript string index (UTF-16 code units) of the same place.
-    static int64_t utf16_index(const std::string& text, int64_t byte) {
-        int64_t n = 0;
-        for (int64_t i = 0; i < byte && i < int64_t(text.size()); ++i) {
-            const auto c = uint8_t(text[size_t(i)]);
-            if ((c & 0xC0) != 0x80) n += c >= 0xF0 ? 2 : 1;  // a 4-byte character is a surrogate pair
-        }
-        return n;
     }
     static wf::json candidates(const std::vector<wf::fill_mask_candidate>& list) {
         wf::json l = wf::json::array();

@@ -12,8 +12,8 @@ const singleFile = {
   name: 'single-file-engine',
   setup(b) {
     b.onResolve({ filter: /dist\/wasmformer\.mjs$/ }, () => ({ path: path.join(root, 'dist/wasmformer-single.mjs') }));
-    b.onResolve({ filter: /dist\/wasmformer-mt\.mjs$/ }, () => ({ path: 'no-threads', namespace: 'wf-stub' }));
-    b.onLoad({ filter: /.*/, namespace: 'wf-stub' }, () => ({ contents: 'export default () => { throw new Error("no threaded build in a single-file page"); };' }));
+    b.onResolve({ filter: /dist\/wasmformer-mt\.mjs$/ }, () => ({ path: 'no-threads', namespace: 'wf-no-threads' }));
+    b.onLoad({ filter: /.*/, namespace: 'wf-no-threads' }, () => ({ contents: 'export default () => { throw new Error("no threaded build in a single-file page"); };' }));
   },
 };
 const common = { bundle: true, format: 'iife', platform: 'browser', target: 'es2022', minify: true, write: false, logLevel: 'error', external: ['node:*'],

@@ -9,6 +9,7 @@
 
 #include "helpers.h"
 #include "tasks/encoder-tasks.h"
+#include "core/unicode.h"
 #include "formats/safetensors.h"
 #include "tasks/fill-mask.h"
 #include "nn/ops.h"
@@ -28,11 +29,7 @@ wf::json read_json(const std::string& rel) {
 }
 
 // Byte offsets → code-point offsets (the reference's are Python string indices).
-int64_t code_point_index(const std::string& text, int64_t byte) {
-    int64_t n = 0;
-    for (int64_t i = 0; i < byte; ++i) n += (uint8_t(text[size_t(i)]) & 0xC0) != 0x80;
-    return n;
-}
+int64_t code_point_index(const std::string& text, int64_t byte) { return wf::unicode::code_point_length(std::string_view(text).substr(0, size_t(byte))); }
 
 // A fixture's golden texts, tokenized the way the reference did it (single texts and {text, text_pair}).
 wf::model_input tokenize(const wf::pipeline_model& pm, const wf::json& t) {
@@ -111,7 +108,7 @@ TEST_CASE("BERT-family encoders match the reference: ids, every layer, every hea
             REQUIRE(wft::max_abs_diff(logits.data(), want.data(), want.size()) < kF32);
         } else {
             REQUIRE(head.empty());
-            REQUIRE(pm.sentence.pooling == "mean");  // bert-tiny-st: BertModel in a sentence-transformers folder
+            REQUIRE(pm.sentence.pooling == wf::pooling::mean);  // bert-tiny-st: BertModel in a sentence-transformers folder
             REQUIRE(pm.sentence.normalize);
         }
     }
@@ -236,7 +233,7 @@ TEST_CASE("an embedding model as GGUF (llama.cpp's bert with pooling_type) embed
     auto files = std::make_shared<wf::file_set>();
     files->add("bert-tiny-st-f16.gguf", wft::read_file(wft::data_path("fixtures/bert-tiny-st-f16.gguf")));
     const wf::pipeline_model gguf = wf::load_pipeline_model(files);
-    REQUIRE(gguf.sentence.pooling == "mean");
+    REQUIRE(gguf.sentence.pooling == wf::pooling::mean);
     REQUIRE(gguf.sentence.normalize);
     REQUIRE(wf::supported_tasks(gguf.m()) == std::vector<std::string>{"feature-extraction"});
     const std::vector<std::string> texts = {"This is a sentence.", "Émile's café 😀", "a"};
@@ -367,4 +364,29 @@ TEST_CASE("ALBERT's shared layers are converted once: owned weights no larger th
     int64_t tensor_bytes = 0;
     for (const auto& t : st.tensors) tensor_bytes += t.n_bytes;
     REQUIRE(lm.m->weight_bytes() == tensor_bytes);
+}
+
+TEST_CASE("encoder tasks by name, as the bindings call them: offsets in bytes or in JavaScript string indices", "[encoders]") {
+    REQUIRE(wf::unicode::code_point_length("a\xF0\x9F\x98\x80\xC3\xA9") == 3);  // a 😀 é
+    REQUIRE(wf::unicode::utf16_length("a\xF0\x9F\x98\x80\xC3\xA9") == 4);        // 😀 is a surrogate pair
+    const std::string text = "\xF0\x9F\x98\x80 Wolfgang lives in Berlin";
+    std::vector<float> features;
+    const wf::json in = {{"texts", {text}}}, opts = {{"aggregation_strategy", "none"}, {"ignore_labels", wf::json::array()}};
+    const auto& pm = wft::fixture_model("bert-tiny-ner");
+    const wf::json bytes = wf::run_encoder_task(pm, "token-classification", in, opts, false, features);
+    const wf::json js = wf::run_encoder_task(pm, "token-classification", in, opts, true, features);
+    const auto direct = wf::token_classification(pm, {text}, wf::parse_token_classification_options(opts))[0];
+    REQUIRE(bytes["results"][0].size() == direct.size());
+    for (size_t i = 0; i < direct.size(); ++i) {
+        REQUIRE(bytes["results"][0][i]["start"] == direct[i].start);
+        // 😀 itself is bytes [0, 4) and units [0, 2); after it, 4 bytes are 2 UTF-16 units
+        REQUIRE(js["results"][0][i]["start"] == (direct[i].start == 0 ? 0 : direct[i].start - 2));
+        REQUIRE(js["results"][0][i]["end"] == direct[i].end - 2);
+        REQUIRE(js["results"][0][i]["entity"] == direct[i].entity);
+    }
+    const wf::json fe = wf::run_encoder_task(wft::fixture_model("bert-tiny-st"), "feature-extraction", {{"texts", {"a", "b c"}}}, wf::json::object(), true, features);
+    REQUIRE(fe["dims"] == wf::json{2, 16});
+    REQUIRE(features.size() == 32);
+    REQUIRE_THROWS_WITH(wf::run_encoder_task(pm, "summarization", in, opts, true, features), "unknown task \"summarization\"");
+    REQUIRE_THROWS_WITH(wf::run_encoder_task(pm, "token-classification", {{"texts", {1}}}, opts, true, features), Catch::Contains("texts must be a list of strings"));
 }

@@ -163,6 +163,19 @@ std::u32string utf8_decode(std::string_view s) {
     return out;
 }
 
+int64_t code_point_length(std::string_view s) {
+    int64_t n = 0;
+    for (char c : s) n += (uint8_t(c) & 0xC0) != 0x80;
+    return n;
+}
+
+int64_t utf16_length(std::string_view s) {
+    int64_t n = 0;
+    for (char c : s)
+        if ((uint8_t(c) & 0xC0) != 0x80) n += uint8_t(c) >= 0xF0 ? 2 : 1;
+    return n;
+}
+
 void utf8_append(char32_t c, std::string& out) {
     if (c < 0x80) out += char(c);
     else if (c < 0x800) out += char(0xC0 | c >> 6), out += char(0x80 | (c & 0x3F));

@@ -28,6 +28,10 @@ void to_lower(char32_t c, std::u32string& out);
 std::u32string utf8_decode(std::string_view s);
 // The code point at byte i (i < s.size()), i moved past it; the same rule.
 char32_t utf8_next(std::string_view s, size_t& i);
+// Lengths of UTF-8 text (well-formed or not, counted by lead bytes) in code points (Python's string indices) and in
+// UTF-16 code units (JavaScript's: a 4-byte character is a surrogate pair).
+int64_t code_point_length(std::string_view s);
+int64_t utf16_length(std::string_view s);
 void utf8_append(char32_t c, std::string& out);
 std::string utf8_encode(std::u32string_view s);
 

@@ -14,27 +14,19 @@ bert_layout layout(const hparams& hp) {
     l.prefixes = {"albert.", ""};
     l.projection = "encoder.embedding_hidden_mapping_in";
     l.layers = "encoder.albert_layer_groups.";
-    l.layer_groups = hp.n_layer_groups;
     l.layer = {"attention.query", "attention.key", "attention.value", "attention.dense", "attention.LayerNorm", "ffn", "ffn_output",
                "full_layer_layer_norm"};
     l.mlm = {"predictions.dense", hp.act, "predictions.decoder"};
     l.mlm_norm = "predictions.LayerNorm";
     l.mlm_bias = {"predictions.bias", "predictions.decoder.bias"};
     l.sequence = {"pooler", activation::tanh, "classifier"};
-    l.token = {"", activation::tanh, "classifier"};
     return l;
 }
 
 hparams from_config(const json& j, const std::string& file) {
-    json k = j;  // ALBERT's own defaults where BERT's differ
-    if (!k.contains("hidden_size")) k["hidden_size"] = 4096;
-    if (!k.contains("num_attention_heads")) k["num_attention_heads"] = 64;
-    if (!k.contains("intermediate_size")) k["intermediate_size"] = 16384;
-    if (!k.contains("hidden_act")) k["hidden_act"] = "gelu_new";
-    if (!k.contains("vocab_size")) k["vocab_size"] = 30000;
-    hparams hp = bert_config(k, file);
-    const int64_t e = config_int(j, "embedding_size", 128, file);
-    hp.n_embd_token = e == hp.n_embd ? 0 : e;
+    const json k = with_defaults(j, {{"hidden_size", 4096}, {"num_attention_heads", 64}, {"intermediate_size", 16384}, {"hidden_act", "gelu_new"},
+                                     {"vocab_size", 30000}});
+    hparams hp = bert_config(k, file, 128);
     hp.n_layer_groups = config_int(j, "num_hidden_groups", 1, file);
     if (hp.n_layer_groups < 1 || hp.n_layer_groups > hp.n_layer)
         throw error(file + ": num_hidden_groups = " + std::to_string(hp.n_layer_groups) + " is outside [1, num_hidden_layers]");
@@ -43,19 +35,13 @@ hparams from_config(const json& j, const std::string& file) {
     return hp;
 }
 
-hparams no_gguf(const gguf_file& g) { throw error(g.file_name + ": ALBERT has no GGUF architecture"); }
-
 constexpr std::string_view model_types[] = {"albert"};
 constexpr std::string_view hf_architectures[] = {"AlbertForMaskedLM", "AlbertModel", "AlbertForPreTraining", "AlbertForSequenceClassification",
                                                  "AlbertForTokenClassification", "AlbertForQuestionAnswering"};
 
-std::unique_ptr<model> build(const hparams& hp, const tensor_source& src, const storage_plan& plan) {
-    return build_bert_encoder(hp, src, plan, layout(hp));
-}
-
 }  // namespace
 
 extern const architecture albert_architecture = {
-    "albert", model_types, hf_architectures, {}, cap_encoder | cap_masked_lm, from_config, no_gguf, {}, build};
+    "albert", model_types, hf_architectures, {}, cap_encoder | cap_masked_lm, from_config, nullptr, {}, build_with<layout>};
 
 }  // namespace wf::models

@@ -39,7 +39,7 @@ std::string legacy_layer_norm(const std::string& n) {
 class bert final : public model, public masked_lm {
 public:
     bert(const hparams& hp, const tensor_source& src, const storage_plan& plan, const bert_layout& lay)
-        : model(hp), family_(lay.family), position_offset_(lay.position_offset) {
+        : model(hp), family_(lay.family), position_offset_(hp.position_offset) {
         weight_store s(src, plan);
         auto names = [&](const std::string& n) {  // with each prefix, and the legacy LayerNorm names
             std::vector<std::string> out;
@@ -61,21 +61,27 @@ public:
             projection_ = lin(lay.projection, E, Et);
         }
         for (int64_t l = 0; l < hp.n_layer; ++l) {
-            const std::string p = lay.layer_groups ? lay.layers + std::to_string(l * lay.layer_groups / hp.n_layer) + ".albert_layers.0."
-                                                   : lay.layers + std::to_string(l) + ".";
+            const std::string p = hp.n_layer_groups ? lay.layers + std::to_string(l * hp.n_layer_groups / hp.n_layer) + ".albert_layers.0."
+                                                    : lay.layers + std::to_string(l) + ".";
             const auto& n = lay.layer;
             layers_.push_back({lin(p + n[0], E, E), lin(p + n[1], E, E), lin(p + n[2], E, E), lin(p + n[3], E, E), ln(p + n[4], E),
                                lin(p + n[5], F, E), lin(p + n[6], E, F), ln(p + n[7], E)});
         }
 
         // the head the checkpoint was fine-tuned with
-        auto classifier = [&](const head_names& h, int64_t outputs) {  // outputs < 0: as many as the file has (labels)
+        // outputs < 0: one per label, as many as the file has (LABEL_i when config.json names none)
+        auto classifier = [&](const head_names& h, int64_t outputs) {
             classifier_head c;
             c.act = h.act;
             if (!h.dense.empty()) c.dense = lin(h.dense, E, E);
             const raw_tensor& w = s.get(names(h.out + ".weight"));
             const int64_t n = outputs >= 0 ? outputs : w.shape.empty() ? 0 : w.shape[0];
             c.out = lin(h.out, n, E);
+            if (outputs < 0 && hp_.labels.empty())
+                for (int64_t i = 0; i < n; ++i) hp_.labels.push_back("LABEL_" + std::to_string(i));
+            if (outputs < 0 && int64_t(hp_.labels.size()) != n)
+                throw error(family_ + ": config.json names " + std::to_string(hp_.labels.size()) + " labels but the classifier has " +
+                            std::to_string(n) + " outputs");
             return c;
         };
         const std::string& want = hp.head;
@@ -98,15 +104,6 @@ public:
         } else if (want == "pretraining") {
             heads_[size_t(head_kind::token)] = classifier(lay.pretraining, 1);
         }
-        for (const classifier_head& h : heads_)
-            if (h.out.w.data && (want == "sequence_classification" || want == "token_classification")) {
-                const int64_t n = h.n_outputs();
-                if (hp_.labels.empty())
-                    for (int64_t i = 0; i < n; ++i) hp_.labels.push_back("LABEL_" + std::to_string(i));
-                if (int64_t(hp_.labels.size()) != n)
-                    throw error(family_ + ": config.json names " + std::to_string(hp_.labels.size()) + " labels but the classifier has " +
-                                std::to_string(n) + " outputs");
-            }
         keep(s);
     }
     const encoder* as_encoder() const override { return this; }
@@ -231,7 +228,7 @@ std::unique_ptr<model> build_bert_encoder(const hparams& hp, const tensor_source
     return std::make_unique<bert>(hp, src, plan, layout);
 }
 
-hparams bert_config(const json& j, const std::string& file) {
+hparams bert_config(const json& j, const std::string& file, int64_t default_embedding_size) {
     hparams hp;
     hp.n_vocab = config_int(j, "vocab_size", 30522, file);
     hp.n_embd = config_int(j, "hidden_size", 768, file);
@@ -246,6 +243,10 @@ hparams bert_config(const json& j, const std::string& file) {
     const std::string pos = config_string(j, "position_embedding_type", "absolute", file);
     if (pos != "absolute") throw error(file + ": position_embedding_type \"" + pos + "\" is not supported (only \"absolute\")");
     if (hp.n_type_vocab < 1) throw error(file + ": token type count = " + std::to_string(hp.n_type_vocab) + " is outside [1, 1024]");
+    if (default_embedding_size > 0) {
+        const int64_t e = config_int(j, "embedding_size", default_embedding_size, file);
+        hp.n_embd_token = e == hp.n_embd ? 0 : e;
+    }
     read_encoder_head(j, file, hp);
     return hp;
 }
@@ -260,7 +261,6 @@ bert_layout layout(const hparams& hp) {
     l.mlm_norm = "cls.predictions.transform.LayerNorm";
     l.mlm_bias = {"cls.predictions.bias", "cls.predictions.decoder.bias"};
     l.sequence = {"pooler.dense", activation::tanh, "classifier"};
-    l.token = {"", activation::tanh, "classifier"};
     return l;
 }
 
@@ -301,14 +301,10 @@ constexpr std::string_view hf_architectures[] = {"BertForMaskedLM", "BertModel",
                                                  "BertForTokenClassification", "BertForQuestionAnswering"};
 constexpr std::string_view gguf_architectures[] = {"bert"};
 
-std::unique_ptr<model> build(const hparams& hp, const tensor_source& src, const storage_plan& plan) {
-    return build_bert_encoder(hp, src, plan, layout(hp));
-}
-
 }  // namespace
 
 extern const architecture bert_architecture = {
     "bert", model_types, hf_architectures, gguf_architectures, cap_encoder | cap_masked_lm, from_config, from_gguf,
-    {gguf_global, gguf_layer, "bert.encoder.layer."}, build};
+    {gguf_global, gguf_layer, "bert.encoder.layer."}, build_with<layout>};
 
 }  // namespace wf::models

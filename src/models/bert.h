@@ -27,11 +27,10 @@ struct bert_layout {
     std::string type = "embeddings.token_type_embeddings";  // "" when the family has no token types
     std::string emb_norm = "embeddings.LayerNorm";
     std::string projection;              // ELECTRA's embeddings_project (when embedding_size ≠ hidden size), else ""
-    int64_t position_offset = 0;         // RoBERTa: position ids start at padding_idx + 1 (hparams.position_offset)
-    // the layers: "<prefix><layers><l>.<part>"; ALBERT: groups of layers share one layer's weights,
-    // "<prefix><layers><group>.albert_layers.0.<part>"
+    // (RoBERTa's position offset and ALBERT's layer groups are hyper-parameters: hparams.position_offset, n_layer_groups)
+    // the layers: "<prefix><layers><l>.<part>"; with layer groups (ALBERT) the layers of a group share one layer's
+    // weights, "<prefix><layers><group>.albert_layers.0.<part>"
     std::string layers = "encoder.layer.";
-    int64_t layer_groups = 0;
     std::array<std::string, 8> layer = {"attention.self.query", "attention.self.key", "attention.self.value",
                                         "attention.output.dense", "attention.output.LayerNorm", "intermediate.dense",
                                         "output.dense", "output.LayerNorm"};
@@ -39,7 +38,8 @@ struct bert_layout {
     head_names mlm;                      // mlm.out = the decoder's base name
     std::string mlm_norm;
     std::vector<std::string> mlm_bias;   // the output bias's names, in the order tried
-    head_names sequence, token, span{"", activation::tanh, "qa_outputs"};
+    head_names sequence;
+    head_names token{"", activation::tanh, "classifier"}, span{"", activation::tanh, "qa_outputs"};
     head_names pretraining;              // ELECTRA's discriminator (one logit per token); "" out: none
     bool pretraining_is_mlm = true;      // BERT's …ForPreTraining is a masked LM (and next-sentence) model
 };
@@ -47,8 +47,20 @@ struct bert_layout {
 // The BERT forward pass with the family's layout. Builds the head hp.head names (and a masked-LM head when the
 // config names no head and the file has one).
 std::unique_ptr<model> build_bert_encoder(const hparams& hp, const tensor_source& src, const storage_plan& plan, const bert_layout& layout);
+// A family's `build` for its architecture entry: the BERT forward pass with the family's layout.
+template <bert_layout (*layout)(const hparams&)>
+std::unique_ptr<model> build_with(const hparams& hp, const tensor_source& src, const storage_plan& plan) {
+    return build_bert_encoder(hp, src, plan, layout(hp));
+}
 
-// config.json fields every BERT-like family shares under BERT's names (vocab_size, hidden_size, …, the head).
-hparams bert_config(const json& j, const std::string& file);
+// config.json fields every BERT-like family shares under BERT's names (vocab_size, hidden_size, …, the head), and
+// embedding_size where the family has it (ELECTRA, ALBERT: default_embedding_size when config.json omits it).
+hparams bert_config(const json& j, const std::string& file, int64_t default_embedding_size = 0);
+// config.json with a family's own defaults for the keys it omits (where the family's differ from BERT's).
+inline json with_defaults(json j, std::initializer_list<std::pair<const char*, json>> defaults) {
+    for (const auto& [key, value] : defaults)
+        if (!j.contains(key)) j[key] = value;
+    return j;
+}
 
 }  // namespace wf::models

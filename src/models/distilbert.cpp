@@ -19,7 +19,6 @@ bert_layout layout(const hparams& hp) {
     l.mlm_norm = "vocab_layer_norm";
     l.mlm_bias = {"vocab_projector.bias"};
     l.sequence = {"pre_classifier", activation::relu, "classifier"};
-    l.token = {"", activation::tanh, "classifier"};
     return l;
 }
 
@@ -39,19 +38,13 @@ hparams from_config(const json& j, const std::string& file) {
     return hp;
 }
 
-hparams no_gguf(const gguf_file& g) { throw error(g.file_name + ": DistilBERT has no GGUF architecture"); }
-
 constexpr std::string_view model_types[] = {"distilbert"};
 constexpr std::string_view hf_architectures[] = {"DistilBertForMaskedLM", "DistilBertModel", "DistilBertForSequenceClassification",
                                                  "DistilBertForTokenClassification", "DistilBertForQuestionAnswering"};
 
-std::unique_ptr<model> build(const hparams& hp, const tensor_source& src, const storage_plan& plan) {
-    return build_bert_encoder(hp, src, plan, layout(hp));
-}
-
 }  // namespace
 
 extern const architecture distilbert_architecture = {
-    "distilbert", model_types, hf_architectures, {}, cap_encoder | cap_masked_lm, from_config, no_gguf, {}, build};
+    "distilbert", model_types, hf_architectures, {}, cap_encoder | cap_masked_lm, from_config, nullptr, {}, build_with<layout>};
 
 }  // namespace wf::models

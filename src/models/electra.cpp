@@ -18,32 +18,20 @@ bert_layout layout(const hparams& hp) {
     l.mlm_norm = "generator_predictions.LayerNorm";
     l.mlm_bias = {"generator_lm_head.bias"};
     l.sequence = {"classifier.dense", activation::gelu_erf, "classifier.out_proj"};
-    l.token = {"", activation::tanh, "classifier"};
     l.pretraining = {"discriminator_predictions.dense", hp.act, "discriminator_predictions.dense_prediction"};
     l.pretraining_is_mlm = false;
     return l;
 }
 
-hparams from_config(const json& j, const std::string& file) {
-    hparams hp = bert_config(j, file);
-    const int64_t e = config_int(j, "embedding_size", 128, file);
-    hp.n_embd_token = e == hp.n_embd ? 0 : e;
-    return hp;
-}
-
-hparams no_gguf(const gguf_file& g) { throw error(g.file_name + ": ELECTRA has no GGUF architecture"); }
+hparams from_config(const json& j, const std::string& file) { return bert_config(j, file, 128); }
 
 constexpr std::string_view model_types[] = {"electra"};
 constexpr std::string_view hf_architectures[] = {"ElectraForPreTraining", "ElectraForMaskedLM", "ElectraModel", "ElectraForSequenceClassification",
                                                  "ElectraForTokenClassification", "ElectraForQuestionAnswering"};
 
-std::unique_ptr<model> build(const hparams& hp, const tensor_source& src, const storage_plan& plan) {
-    return build_bert_encoder(hp, src, plan, layout(hp));
-}
-
 }  // namespace
 
 extern const architecture electra_architecture = {
-    "electra", model_types, hf_architectures, {}, cap_encoder | cap_masked_lm, from_config, no_gguf, {}, build};
+    "electra", model_types, hf_architectures, {}, cap_encoder | cap_masked_lm, from_config, nullptr, {}, build_with<layout>};
 
 }  // namespace wf::models

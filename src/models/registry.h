@@ -29,7 +29,7 @@ struct architecture {
     std::span<const std::string_view> gguf_architectures; // GGUF "general.architecture"
     uint32_t capabilities;
     hparams (*from_config)(const json& config, const std::string& file);  // unvalidated; the loader validates
-    hparams (*from_gguf)(const gguf_file& g);
+    hparams (*from_gguf)(const gguf_file& g);  // null for a family without GGUF names (never matched)
     gguf_name_table gguf_names;
     std::unique_ptr<model> (*build)(const hparams& hp, const tensor_source& src, const storage_plan& plan);
 };

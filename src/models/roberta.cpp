@@ -8,26 +8,20 @@
 namespace wf::models {
 namespace {
 
-bert_layout layout(const hparams& hp) {
+bert_layout layout(const hparams&) {
     bert_layout l;
     l.family = "roberta";
     l.prefixes = {"roberta.", ""};
-    l.position_offset = hp.position_offset;
     l.mlm = {"lm_head.dense", activation::gelu_erf, "lm_head.decoder"};
     l.mlm_norm = "lm_head.layer_norm";
     l.mlm_bias = {"lm_head.bias", "lm_head.decoder.bias"};
     l.sequence = {"classifier.dense", activation::tanh, "classifier.out_proj"};
-    l.token = {"", activation::tanh, "classifier"};
     return l;
 }
 
 hparams from_config(const json& j, const std::string& file) {
-    json k = j;  // RoBERTa's own defaults where BERT's differ
-    if (!k.contains("pad_token_id")) k["pad_token_id"] = 1;
-    if (!k.contains("type_vocab_size")) k["type_vocab_size"] = 1;
-    if (!k.contains("layer_norm_eps")) k["layer_norm_eps"] = 1e-5;
-    if (!k.contains("max_position_embeddings")) k["max_position_embeddings"] = 514;
-    if (!k.contains("vocab_size")) k["vocab_size"] = 50265;
+    const json k = with_defaults(j, {{"pad_token_id", 1}, {"type_vocab_size", 1}, {"layer_norm_eps", 1e-5}, {"max_position_embeddings", 514},
+                                     {"vocab_size", 50265}});
     hparams hp = bert_config(k, file);
     if (hp.pad_token_id < 0 || hp.pad_token_id + 2 > hp.n_ctx)
         throw error(file + ": pad_token_id = " + std::to_string(hp.pad_token_id) + " leaves no positions (max_position_embeddings = " +
@@ -36,8 +30,6 @@ hparams from_config(const json& j, const std::string& file) {
     return hp;
 }
 
-hparams no_gguf(const gguf_file& g) { throw error(g.file_name + ": RoBERTa has no GGUF architecture here"); }
-
 constexpr std::string_view model_types[] = {"roberta", "xlm-roberta", "camembert"};
 constexpr std::string_view hf_architectures[] = {
     "RobertaForMaskedLM", "RobertaModel", "RobertaForSequenceClassification", "RobertaForTokenClassification", "RobertaForQuestionAnswering",
@@ -45,13 +37,9 @@ constexpr std::string_view hf_architectures[] = {
     "XLMRobertaForQuestionAnswering", "CamembertForMaskedLM", "CamembertModel", "CamembertForSequenceClassification",
     "CamembertForTokenClassification", "CamembertForQuestionAnswering"};
 
-std::unique_ptr<model> build(const hparams& hp, const tensor_source& src, const storage_plan& plan) {
-    return build_bert_encoder(hp, src, plan, layout(hp));
-}
-
 }  // namespace
 
 extern const architecture roberta_architecture = {
-    "roberta", model_types, hf_architectures, {}, cap_encoder | cap_masked_lm, from_config, no_gguf, {}, build};
+    "roberta", model_types, hf_architectures, {}, cap_encoder | cap_masked_lm, from_config, nullptr, {}, build_with<layout>};
 
 }  // namespace wf::models

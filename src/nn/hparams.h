@@ -31,8 +31,8 @@ struct hparams {
     int64_t bos_token_id = -1, eos_token_id = -1, pad_token_id = -1;  // −1: not given
     int64_t position_offset = 0;  // RoBERTa's positions start at pad_token_id + 1: it takes n_ctx − offset tokens
     int64_t max_tokens() const { return n_ctx - position_offset; }
-    int64_t n_embd_token = 0;
-    int64_t n_layer_groups = 0;  // ALBERT: groups of layers that share one layer's weights (0: none shared)  // width of the token embeddings when it differs from n_embd (ELECTRA's embedding_size)
+    int64_t n_embd_token = 0;    // width of the token embeddings when it differs from n_embd (ELECTRA's, ALBERT's embedding_size)
+    int64_t n_layer_groups = 0;  // ALBERT: groups of layers that share one layer's weights (0: none shared)
     // What an encoder checkpoint was fine-tuned for: the head its config.json's architectures[0] names.
     std::string head;                 // "masked_lm", "sequence_classification", "token_classification",
                                       // "question_answering", "pretraining" (ELECTRA's discriminator), "" (none)

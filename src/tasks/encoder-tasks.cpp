@@ -60,11 +60,10 @@ void run_encoder(const pipeline_model& pm, const encoder& enc, const std::vector
 // A text → its tokens in the template, cut to the model's positions (the text's end is dropped).
 model_input single_input(const pipeline_model& pm, const std::string& text, const std::string& which) {
     check_text_size(text, which);
-    encoding e = pm.tok->encode_offsets(text);
+    const encoding e = pm.tok->encode_offsets(text);
     const int64_t room = pm.hp().max_tokens() - pm.tok->template_size(false);
     if (room < 1) throw error("the model's positions leave no room for text");
-    if (int64_t(e.ids.size()) > room) e.ids.resize(size_t(room)), e.offsets.resize(size_t(room)), e.words.resize(size_t(room));
-    return pm.tok->apply_template(e);
+    return pm.tok->apply_template(e.slice(0, std::min(e.ids.size(), size_t(room))));
 }
 
 }  // namespace
@@ -72,7 +71,7 @@ model_input single_input(const pipeline_model& pm, const std::string& text, cons
 model_input pair_input(const pipeline_model& pm, const std::string& a, const std::string& b, const std::string& which, cut how) {
     check_text_size(a, which);
     check_text_size(b, which);
-    encoding x = pm.tok->encode_offsets(a), y = pm.tok->encode_offsets(b);
+    const encoding x = pm.tok->encode_offsets(a), y = pm.tok->encode_offsets(b);
     const int64_t room = pm.hp().max_tokens() - pm.tok->template_size(true);
     int64_t nx = int64_t(x.ids.size()), ny = int64_t(y.ids.size());
     if (how == cut::only_first) {
@@ -90,11 +89,8 @@ model_input pair_input(const pipeline_model& pm, const std::string& a, const std
         }
         if (nx < 1 && !x.ids.empty()) throw error(which + "the texts do not fit the model's positions");
     }
-    for (auto* e : {&x, &y}) {
-        const size_t n = size_t(e == &x ? nx : ny);
-        e->ids.resize(n), e->offsets.resize(n), e->words.resize(n);
-    }
-    return pm.tok->apply_template(x, &y);
+    const encoding b_cut = y.slice(0, size_t(ny));
+    return pm.tok->apply_template(x.slice(0, size_t(nx)), &b_cut);
 }
 
 namespace {
@@ -106,13 +102,6 @@ std::string label_of(const pipeline_model& pm, int64_t i) {
 
 void sigmoid(float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] = 1.0f / (1.0f + std::exp(-x[i]));
-}
-
-// The number of code points in bytes [b, e) of a text (token lengths as Python counts them).
-int64_t code_points(std::string_view s) {
-    int64_t n = 0;
-    for (char c : s) n += (uint8_t(c) & 0xC0) != 0x80;
-    return n;
 }
 
 // Hugging Face's convert_tokens_to_string on the words of entities: WordPiece's decoder on the strings (an unknown
@@ -130,27 +119,26 @@ std::string words_to_string(const tokenizer& tok, const std::vector<std::string>
 tensor_out feature_extraction(const pipeline_model& pm, const std::vector<std::string>& texts, const feature_extraction_options& opt,
                               const cancel_fn* cancel) {
     const encoder& enc = need_encoder(pm, "feature-extraction");
-    const std::string& st = pm.sentence.pooling;
-    const std::string mode = opt.pool ? (*opt.pool == pooling::mean ? "mean" : *opt.pool == pooling::cls ? "cls" : "none") : st.empty() ? "none" : st;
+    const pooling mode = opt.pool.value_or(pm.sentence.pooling.value_or(pooling::none));
     const bool normalize = opt.normalize.value_or(pm.sentence.normalize);
     const int64_t E = pm.hp().n_embd, B = int64_t(texts.size());
     std::vector<model_input> in;
-    for (size_t i = 0; i < texts.size(); ++i) in.push_back(single_input(pm, texts[i], texts.size() > 1 ? "text " + std::to_string(i + 1) + ": " : ""));
+    for (size_t i = 0; i < texts.size(); ++i) in.push_back(single_input(pm, texts[i], input_label("text", i, texts.size())));
     int64_t T = 0;
     for (auto& x : in) T = std::max<int64_t>(T, int64_t(x.ids.size()));
     tensor_out out;
-    out.dims = mode == "none" ? std::vector<int64_t>{B, T, E} : std::vector<int64_t>{B, E};
-    out.data.assign(size_t(mode == "none" ? B * T * E : B * E), 0.0f);
+    out.dims = mode == pooling::none ? std::vector<int64_t>{B, T, E} : std::vector<int64_t>{B, E};
+    out.data.assign(size_t(mode == pooling::none ? B * T * E : B * E), 0.0f);
     run_encoder(pm, enc, in, cancel, [&](size_t i, const float* h) {
         const int64_t n = int64_t(in[i].ids.size());
-        if (mode == "none") {
+        if (mode == pooling::none) {
             std::copy_n(h, n * E, out.data.begin() + int64_t(i) * T * E);
             return;
         }
         float* o = out.data.data() + int64_t(i) * E;
-        if (mode == "cls") {
+        if (mode == pooling::cls) {
             std::copy_n(h, E, o);
-        } else if (mode == "max") {
+        } else if (mode == pooling::max) {
             std::copy_n(h, E, o);
             for (int64_t t = 1; t < n; ++t)
                 for (int64_t j = 0; j < E; ++j) o[j] = std::max(o[j], h[t * E + j]);
@@ -196,7 +184,7 @@ std::vector<std::vector<label_score>> text_classification(const pipeline_model& 
         throw error("text-classification: " + std::to_string(pairs.size()) + " text pairs for " + std::to_string(texts.size()) + " texts");
     std::vector<model_input> in;
     for (size_t i = 0; i < texts.size(); ++i) {
-        const std::string which = texts.size() > 1 ? "text " + std::to_string(i + 1) + ": " : "";
+        const std::string which = input_label("text", i, texts.size());
         in.push_back(pairs.empty() ? single_input(pm, texts[i], which) : pair_input(pm, texts[i], pairs[i], which, cut::longest_first));
     }
     if (in.empty()) return {};
@@ -275,7 +263,7 @@ std::vector<std::vector<token_entity>> token_classification(const pipeline_model
     const tokenizer& tok = *pm.tok;
     const int64_t L = head.n_outputs();
     std::vector<model_input> in;
-    for (size_t i = 0; i < texts.size(); ++i) in.push_back(single_input(pm, texts[i], texts.size() > 1 ? "text " + std::to_string(i + 1) + ": " : ""));
+    for (size_t i = 0; i < texts.size(); ++i) in.push_back(single_input(pm, texts[i], input_label("text", i, texts.size())));
     std::vector<std::vector<float>> probs(in.size());
     arena scratch;
     run_encoder(pm, enc, in, cancel, [&](size_t i, const float* h) {
@@ -298,7 +286,7 @@ std::vector<std::vector<token_entity>> token_classification(const pipeline_model
             const std::string_view ref(text.data() + sp.begin, size_t(sp.end - sp.begin));
             pre_entity p{id, tok.token(id), std::vector<float>(probs[i].begin() + int64_t(t) * L, probs[i].begin() + int64_t(t + 1) * L), sp.begin,
                          sp.end, int64_t(t), false};
-            if (prefixed) p.is_subword = code_points(p.word) != code_points(ref);
+            if (prefixed) p.is_subword = unicode::code_point_length(p.word) != unicode::code_point_length(ref);
             else p.is_subword = sp.begin > 0 && text[size_t(sp.begin - 1)] != ' ' && text[size_t(sp.begin)] != ' ';
             if (id == tok.special().unk) p.word = std::string(ref), p.is_subword = false;
             pre.push_back(std::move(p));
@@ -374,12 +362,18 @@ std::vector<std::vector<answer>> question_answering(const pipeline_model& pm, co
     };
     std::vector<window> windows;
     std::vector<encoding> ctx(contexts.size());
+    std::vector<std::vector<token_span>> word_span(contexts.size());  // each context word's bytes (answers cover whole words)
     for (size_t q = 0; q < questions.size(); ++q) {
-        const std::string which = questions.size() > 1 ? "question " + std::to_string(q + 1) + ": " : "";
+        const std::string which = input_label("question", q, questions.size());
         check_text_size(questions[q], which);
         check_text_size(contexts[q], which);
         const encoding qe = tok.encode_offsets(questions[q]);
         ctx[q] = tok.encode_offsets(contexts[q]);
+        for (size_t t = 0; t < ctx[q].ids.size(); ++t) {
+            const auto w = size_t(ctx[q].words[t]);
+            if (w >= word_span[q].size()) word_span[q].resize(w + 1, ctx[q].offsets[t]);
+            word_span[q][w] = {std::min(word_span[q][w].begin, ctx[q].offsets[t].begin), std::max(word_span[q][w].end, ctx[q].offsets[t].end)};
+        }
         const int64_t room = max_len - tok.template_size(true) - int64_t(qe.ids.size());
         if (room < 1)
             throw error(which + "the question is " + std::to_string(qe.ids.size()) + " tokens, which leaves no room for the context in " +
@@ -391,10 +385,7 @@ std::vector<std::vector<answer>> question_answering(const pipeline_model& pm, co
         const int64_t n = int64_t(ctx[q].ids.size()), step = room - stride;
         for (int64_t start = 0;; start += step) {
             const int64_t stop = std::min(start + room, n);
-            encoding part;
-            part.ids.assign(ctx[q].ids.begin() + start, ctx[q].ids.begin() + stop);
-            part.offsets.assign(ctx[q].offsets.begin() + start, ctx[q].offsets.begin() + stop);
-            part.words.assign(ctx[q].words.begin() + start, ctx[q].words.begin() + stop);
+            const encoding part = ctx[q].slice(size_t(start), size_t(stop));
             windows.push_back({q, tok.apply_template(qe, &part)});
             if (stop >= n) break;
         }
@@ -450,13 +441,8 @@ std::vector<std::vector<answer>> question_answering(const pipeline_model& pm, co
             // the answer covers whole words: from the start token's word's first byte to the end token's word's last
             const int64_t s = c[i].s, e = c[i].e;
             int64_t begin = m.offsets[size_t(s)].begin, end = m.offsets[size_t(e)].end;
-            if (opt.align_to_words && m.sequence[size_t(s)] == 1 && m.sequence[size_t(e)] == 1) {
-                const int32_t ws = m.words[size_t(s)], we = m.words[size_t(e)];
-                for (size_t t = 0; t < ctx[q].ids.size(); ++t) {
-                    if (ctx[q].words[t] == ws) begin = std::min<int64_t>(begin, ctx[q].offsets[t].begin);
-                    if (ctx[q].words[t] == we) end = std::max<int64_t>(end, ctx[q].offsets[t].end);
-                }
-            }
+            if (opt.align_to_words && m.sequence[size_t(s)] == 1 && m.sequence[size_t(e)] == 1)
+                begin = word_span[q][size_t(m.words[size_t(s)])].begin, end = word_span[q][size_t(m.words[size_t(e)])].end;
             out[q].push_back({c[i].score, begin, end, contexts[q].substr(size_t(begin), size_t(end - begin))});
         }
     }
@@ -472,13 +458,7 @@ std::vector<std::vector<answer>> question_answering(const pipeline_model& pm, co
 std::vector<zero_shot_result> zero_shot_classification(const pipeline_model& pm, const std::vector<std::string>& texts,
                                                        const std::vector<std::string>& labels, const zero_shot_options& opt,
                                                        const cancel_fn* cancel) {
-    const auto& names = pm.hp().labels;
-    int64_t entail = -1;
-    for (size_t i = 0; i < names.size() && entail < 0; ++i) {
-        std::string lower = names[i];
-        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-        if (lower.rfind("entail", 0) == 0) entail = int64_t(i);
-    }
+    const int64_t entail = entailment_label(pm.hp());
     if (entail < 0 && pm.m().head(head_kind::sequence))
         throw error("zero-shot-classification needs an NLI model: none of this model's labels (id2label) starts with \"entail\"");
     if (labels.empty()) throw error("zero-shot-classification: candidate_labels is empty");
@@ -487,7 +467,7 @@ std::vector<zero_shot_result> zero_shot_classification(const pipeline_model& pm,
     for (size_t i = 0; i < texts.size(); ++i)
         for (const std::string& l : labels) {
             const std::string hypothesis = opt.hypothesis_template.substr(0, at) + l + opt.hypothesis_template.substr(at + 2);
-            in.push_back(pair_input(pm, texts[i], hypothesis, texts.size() > 1 ? "text " + std::to_string(i + 1) + ": " : "", cut::only_first));
+            in.push_back(pair_input(pm, texts[i], hypothesis, input_label("text", i, texts.size()), cut::only_first));
         }
     if (in.empty()) return {};
     const std::vector<float> logits = sequence_logits(pm, in, "zero-shot-classification", cancel);

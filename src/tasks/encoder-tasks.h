@@ -19,7 +19,6 @@
 namespace wf {
 
 // ------------------------------------------------------------------------------------------- feature-extraction
-enum class pooling { none, mean, cls };
 struct feature_extraction_options {
     std::optional<pooling> pool;     // unset: the sentence-transformers folder's, else none
     std::optional<bool> normalize;   // unset: true when the folder has a Normalize module
@@ -102,6 +101,13 @@ std::vector<zero_shot_result> zero_shot_classification(const pipeline_model& pm,
 // `which` prefixes errors ("text 2: ").
 enum class cut { longest_first, only_first };
 model_input pair_input(const pipeline_model& pm, const std::string& a, const std::string& b, const std::string& which, cut how);
+
+// The encoder tasks by name, on JSON inputs — {"texts", "text_pairs"} | {"questions", "contexts"} | {"texts",
+// "labels"} — and options, for the bindings: {"results": [one per input]} with transformers.js's field names, or for
+// feature-extraction {"dims"} with the numbers in `features`. Offsets are UTF-8 bytes, or JavaScript string
+// indices (UTF-16 code units) when utf16_offsets.
+json run_encoder_task(const pipeline_model& pm, const std::string& task, const json& inputs, const json& options, bool utf16_offsets,
+                      std::vector<float>& features, const cancel_fn* cancel = nullptr);
 
 feature_extraction_options parse_feature_extraction_options(const json& o);
 text_classification_options parse_text_classification_options(const json& o);

@@ -21,7 +21,7 @@ std::vector<std::vector<std::vector<fill_mask_candidate>>> fill_mask(const pipel
     std::vector<std::vector<int64_t>> at(texts.size());
     int64_t T = 0;
     for (size_t b = 0; b < texts.size(); ++b) {
-        const std::string which = texts.size() > 1 ? "text " + std::to_string(b + 1) + ": " : "";
+        const std::string which = input_label("text", b, texts.size());
         check_text_size(texts[b], which);
         ids[b] = tok.encode(texts[b], true);
         for (size_t i = 0; i < ids[b].size(); ++i)

@@ -18,14 +18,14 @@ pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const 
         // embeddings are then normalized, as llama.cpp's are by default
         if (const std::string key = pm.hp().arch + ".pooling_type"; g.has(key)) {
             const uint64_t t = g.get_uint(key);
-            if (t == 1 || t == 2) pm.sentence = {t == 1 ? "mean" : "cls", true};
+            if (t == 1 || t == 2) pm.sentence = {t == 1 ? pooling::mean : pooling::cls, true};
             else if (t != 0) throw error(g.file_name + ": " + key + " = " + std::to_string(t) + " is not supported (0 none, 1 mean, 2 cls)");
         }
     } else {
         pm.loaded = load_model(files, opt);
         pm.tok = load_tokenizer(*files);
     }
-    if (pm.sentence.pooling.empty()) pm.sentence = read_sentence_embedding_config(*files);
+    if (!pm.sentence.pooling) pm.sentence = read_sentence_embedding_config(*files);
     if (pm.tok->vocab_size() > pm.hp().n_vocab)
         throw error("the tokenizer has " + std::to_string(pm.tok->vocab_size()) + " tokens but the model only " + std::to_string(pm.hp().n_vocab));
     return pm;
@@ -54,8 +54,9 @@ sentence_embedding_config read_sentence_embedding_config(const file_set& files) 
             if (!p.is_object()) throw error(file + ": must be a JSON object");
             auto on = [&](const char* k) { return p.contains(k) && p[k] == true; };
             int modes = 0;
-            for (auto [key, name] : {std::pair{"pooling_mode_mean_tokens", "mean"}, {"pooling_mode_cls_token", "cls"}, {"pooling_mode_max_tokens", "max"}})
-                if (on(key)) c.pooling = name, ++modes;
+            for (auto [key, mode] : {std::pair{"pooling_mode_mean_tokens", pooling::mean}, {"pooling_mode_cls_token", pooling::cls},
+                                     {"pooling_mode_max_tokens", pooling::max}})
+                if (on(key)) c.pooling = mode, ++modes;
             for (const char* k : {"pooling_mode_mean_sqrt_len_tokens", "pooling_mode_weightedmean_tokens", "pooling_mode_lasttoken"})
                 if (on(k)) throw error(file + ": " + k + " is not supported (mean, cls and max pooling are)");
             if (modes != 1) throw error(file + ": exactly one pooling mode must be on (mean, cls or max), found " + std::to_string(modes));
@@ -105,11 +106,7 @@ std::vector<std::string> supported_tasks(const model& m) {
     if (m.as_masked_lm()) t.push_back("fill-mask");
     if (m.head(head_kind::sequence)) {
         t.push_back("text-classification");
-        for (const std::string& l : m.hp().labels)  // an NLI model: an "entailment" label
-            if (l.size() >= 6 && std::equal(l.begin(), l.begin() + 6, "entail", [](char a, char b) { return std::tolower((unsigned char)a) == b; })) {
-                t.push_back("zero-shot-classification");
-                break;
-            }
+        if (entailment_label(m.hp()) >= 0) t.push_back("zero-shot-classification");
     }
     if (m.head(head_kind::token) && m.hp().head == "token_classification") t.push_back("token-classification");
     if (m.head(head_kind::span)) t.push_back("question-answering");
@@ -124,6 +121,19 @@ namespace {
     throw error(std::string(task) + " needs " + needs + "; this model (" + pm.hp().arch + ") supports: " + (can.empty() ? "no task" : can));
 }
 }  // namespace
+
+std::string input_label(const char* what, size_t i, size_t n) {
+    return n > 1 ? std::string(what) + " " + std::to_string(i + 1) + ": " : "";
+}
+
+int64_t entailment_label(const hparams& hp) {
+    for (size_t i = 0; i < hp.labels.size(); ++i) {
+        const std::string& l = hp.labels[i];
+        if (l.size() >= 6 && std::equal(l.begin(), l.begin() + 6, "entail", [](char a, char b) { return std::tolower((unsigned char)a) == b; }))
+            return int64_t(i);
+    }
+    return -1;
+}
 
 void check_text_size(std::string_view text, const std::string& which) {
     if (text.size() > task_max_text_bytes)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,10 +12,15 @@
 
 namespace wf {
 
-// What a sentence-transformers folder says about its embeddings (modules.json, 1_Pooling/config.json): how to pool
-// the token states ("mean", "cls", "max"; "" without the files) and whether to L2-normalize.
+// How token states become one vector per text: none (every token's), mean over the real tokens, the first ([CLS]),
+// or the largest value of each dimension (sentence-transformers' max pooling).
+enum class pooling { none, mean, cls, max };
+
+// What an embedding model's files say about its embeddings: a sentence-transformers folder (modules.json,
+// 1_Pooling/config.json) or a GGUF's {arch}.pooling_type — how to pool (unset: they say nothing) and whether to
+// L2-normalize.
 struct sentence_embedding_config {
-    std::string pooling;
+    std::optional<wf::pooling> pooling;
     bool normalize = false;
 };
 
@@ -49,5 +55,10 @@ const classifier_head& need_head(const pipeline_model& pm, head_kind k, const ch
 // tokens, and tokenizing is proportional to the bytes). `which`: "" or "text 2: " for a batch.
 constexpr size_t task_max_text_bytes = size_t(1) << 20;
 void check_text_size(std::string_view text, const std::string& which = "");
+// The prefix of errors about input i of n: "" for a single input, else "text 2: " (what = "text", "question", …).
+std::string input_label(const char* what, size_t i, size_t n);
+
+// The label of an NLI model's "entailment" class (id2label, case-insensitive "entail…"), or −1: zero-shot needs one.
+int64_t entailment_label(const hparams& hp);
 
 }  // namespace wf

@@ -239,9 +239,9 @@ std::unique_ptr<tokenizer> sentencepiece_file(std::string_view bytes, const std:
     } else if (file == "spiece.model" && tok->token_id("[CLS]") && tok->token_id("[SEP]")) {
         t = special_template::bert(*tok->token_id("[CLS]"), *tok->token_id("[SEP]"));
     } else if (file == "spiece.model" || cls.rfind("T5", 0) == 0) {
-        if (r.eos >= 0) t = {{}, {r.eos}, {}, {r.eos}, {r.eos}, 0, true};
+        if (r.eos >= 0) t = special_template::t5(r.eos);
     } else if (r.bos >= 0) {
-        t = {{r.bos}, {}, {r.bos}, {r.bos}, {}, 1, true};
+        t = special_template::llama(r.bos);
     }
     tok->set_template(t);
     return tok;
@@ -622,6 +622,18 @@ std::unique_ptr<tokenizer> load_tokenizer_json(std::string_view text, const std:
 
 std::unique_ptr<tokenizer> load_sentencepiece(std::string_view model, const std::string& file) { return sentencepiece_file(model, file, {}); }
 
+namespace {
+// A GGUF vocabulary's template: BOS before the text when tokenizer.ggml.add_bos_token says so (add_bos_default when
+// the file does not say), EOS after it when tokenizer.ggml.add_eos_token does.
+special_template gguf_template(const gguf_file& g, const special_tokens& found, bool add_bos_default) {
+    auto flag = [&](const char* k, bool dflt) { return g.has(k) ? g.kv.at(k).u != 0 : dflt; };
+    special_template t;
+    if (flag("tokenizer.ggml.add_bos_token", add_bos_default) && found.bos >= 0) t.before.push_back(found.bos);
+    if (flag("tokenizer.ggml.add_eos_token", false) && found.eos >= 0) t.after.push_back(found.eos);
+    return t;
+}
+}  // namespace
+
 std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
     const std::string model = g.get_string("tokenizer.ggml.model");
     const auto& tokens = g.get_strings("tokenizer.ggml.tokens");
@@ -681,10 +693,7 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
                 if (types[i] == 3 || types[i] == 4) bpe->add_token_text(tokens[i], int32_t(i), types[i] == 3);
         }
         assign_roles(*bpe, {}, g.file_name, found);
-        special_template t;
-        if (g.has("tokenizer.ggml.add_bos_token") && g.kv.at("tokenizer.ggml.add_bos_token").u && found.bos >= 0) t.before.push_back(found.bos);
-        if (g.has("tokenizer.ggml.add_eos_token") && g.kv.at("tokenizer.ggml.add_eos_token").u && found.eos >= 0) t.after.push_back(found.eos);
-        bpe->set_template(t);
+        bpe->set_template(gguf_template(g, found, false));
         return bpe;
     }
     if (model == "llama") {
@@ -717,11 +726,7 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
         for (auto member : {&special_tokens::unk, &special_tokens::bos, &special_tokens::eos, &special_tokens::pad})
             if (found.*member < 0) found.*member = roles.*member;
         assign_roles(*spm, {}, g.file_name, found);
-        special_template t;
-        const bool add_bos = !g.has("tokenizer.ggml.add_bos_token") || g.kv.at("tokenizer.ggml.add_bos_token").u;  // llama.cpp's default for SPM: on
-        if (add_bos && found.bos >= 0) t.before.push_back(found.bos);
-        if (g.has("tokenizer.ggml.add_eos_token") && g.kv.at("tokenizer.ggml.add_eos_token").u && found.eos >= 0) t.after.push_back(found.eos);
-        spm->set_template(t);
+        spm->set_template(gguf_template(g, found, true));  // llama.cpp adds BOS for SentencePiece vocabularies by default
         return spm;
     }
     throw error(g.file_name + ": tokenizer.ggml.model \"" + model + "\" is not supported (supported: bert, gpt2, llama)");

@@ -186,17 +186,17 @@ void sentencepiece_tokenizer::init(const std::string& source) {
         int32_t node;
         size_t lo, hi, depth;
     };
-    std::vector<range> todo{{0, 0, keys.size(), 0}};
+    std::vector<range> queue{{0, 0, keys.size(), 0}};
     first_child_.push_back(0), child_count_.push_back(0), node_piece_.push_back(-1), label_.push_back(0);
-    for (size_t t = 0; t < todo.size(); ++t) {
-        auto [node, lo, hi, depth] = todo[t];
+    for (size_t t = 0; t < queue.size(); ++t) {
+        auto [node, lo, hi, depth] = queue[t];
         if (lo < hi && keys[lo].first.size() == depth) node_piece_[size_t(node)] = keys[lo++].second;
         first_child_[size_t(node)] = int32_t(label_.size());
         for (size_t i = lo; i < hi;) {
             const char b = keys[i].first[depth];
             size_t j = i;
             while (j < hi && keys[j].first[depth] == b) ++j;
-            todo.push_back({int32_t(label_.size()), i, j, depth + 1});
+            queue.push_back({int32_t(label_.size()), i, j, depth + 1});
             first_child_.push_back(0), child_count_.push_back(0), node_piece_.push_back(-1), label_.push_back(uint8_t(b));
             ++child_count_[size_t(node)];
             i = j;

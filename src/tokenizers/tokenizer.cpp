@@ -78,37 +78,38 @@ std::vector<std::pair<std::string_view, int32_t>> tokenizer::split_special(std::
     return out;
 }
 
-std::vector<int32_t> tokenizer::encode(std::string_view text, bool add_special_tokens) const {
+void tokenizer::encode_into(std::string_view text, std::vector<int32_t>& ids, encoding* detail) const {
     if (text.size() > max_text_bytes)
         throw error("text is " + std::to_string(text.size()) + " bytes, over the tokenizer's limit of " + std::to_string(max_text_bytes) + " (64 MiB)");
+    int32_t word = 0;  // words are numbered across the whole text
+    for (auto& [seg, id] : split_special(text)) {
+        const auto at = int32_t(seg.data() - text.data());
+        if (id >= 0) {
+            ids.push_back(id);
+            if (detail) detail->offsets.push_back({at, at + int32_t(seg.size())}), detail->words.push_back(word++);
+        } else if (!detail) {
+            encode_text(seg, ids);
+        } else {
+            const size_t first = detail->offsets.size();
+            encode_text(seg, ids, &detail->offsets, &detail->words);
+            for (size_t i = first; i < detail->offsets.size(); ++i)
+                detail->offsets[i].begin += at, detail->offsets[i].end += at, detail->words[i] += word;
+            if (detail->words.size() > first) word = detail->words.back() + 1;
+        }
+    }
+}
+
+std::vector<int32_t> tokenizer::encode(std::string_view text, bool add_special_tokens) const {
     std::vector<int32_t> ids;
     if (add_special_tokens) ids = template_.before;
-    for (auto& [seg, id] : split_special(text)) {
-        if (id >= 0) ids.push_back(id);
-        else encode_text(seg, ids);
-    }
+    encode_into(text, ids, nullptr);
     if (add_special_tokens) ids.insert(ids.end(), template_.after.begin(), template_.after.end());
     return ids;
 }
 
 encoding tokenizer::encode_offsets(std::string_view text) const {
-    if (text.size() > max_text_bytes)
-        throw error("text is " + std::to_string(text.size()) + " bytes, over the tokenizer's limit of " + std::to_string(max_text_bytes) + " (64 MiB)");
     encoding e;
-    int32_t word = 0;  // words are numbered across the whole text
-    for (auto& [seg, id] : split_special(text)) {
-        const auto at = int32_t(seg.data() - text.data());
-        if (id >= 0) {
-            e.ids.push_back(id);
-            e.offsets.push_back({at, at + int32_t(seg.size())});
-            e.words.push_back(word++);
-            continue;
-        }
-        const size_t first = e.offsets.size();
-        encode_text(seg, e.ids, &e.offsets, &e.words);
-        for (size_t i = first; i < e.offsets.size(); ++i) e.offsets[i].begin += at, e.offsets[i].end += at, e.words[i] += word;
-        if (e.words.size() > first) word = e.words.back() + 1;
-    }
+    encode_into(text, e.ids, &e);
     return e;
 }
 

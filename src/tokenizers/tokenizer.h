@@ -31,6 +31,8 @@ struct special_template {
     bool has_pair = false;  // false: the tokenizer takes no pairs (GPT-2)
     static special_template bert(int32_t cls, int32_t sep) { return {{cls}, {sep}, {cls}, {sep}, {sep}, 1, true}; }
     static special_template roberta(int32_t cls, int32_t sep) { return {{cls}, {sep}, {cls}, {sep, sep}, {sep}, 0, true}; }
+    static special_template t5(int32_t eos) { return {{}, {eos}, {}, {eos}, {eos}, 0, true}; }       // A </s> B </s>
+    static special_template llama(int32_t bos) { return {{bos}, {}, {bos}, {bos}, {}, 1, true}; }    // <s> A <s> B
 };
 
 // Bytes [begin, end) of the text a token came from.
@@ -43,6 +45,12 @@ struct encoding {
     std::vector<int32_t> ids;
     std::vector<token_span> offsets;  // into the encoded text
     std::vector<int32_t> words;       // the pre-tokenizer's word each token belongs to (0, 1, …; Hugging Face's word_ids)
+    // Tokens [begin, end) of this encoding (a window of a long text, or the text cut short).
+    encoding slice(size_t begin, size_t end) const {
+        return {{ids.begin() + long(begin), ids.begin() + long(end)},
+                {offsets.begin() + long(begin), offsets.begin() + long(end)},
+                {words.begin() + long(begin), words.begin() + long(end)}};
+    }
 };
 // One or two encodings inside the template: what the model reads.
 struct model_input {
@@ -103,6 +111,8 @@ protected:
 
 private:
     void check_id(int32_t id, const char* what) const;
+    // encode / encode_offsets: the text's ids appended to `ids`, and their offsets and words to `detail` if given.
+    void encode_into(std::string_view text, std::vector<int32_t>& ids, encoding* detail) const;
     struct token_text {
         std::string text;
         int32_t id;

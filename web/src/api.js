@@ -208,6 +208,10 @@ function textArg(text, what) {
   throw new TypeError(`${what}: the text must be a string, got ${Array.isArray(text) ? 'an array' : typeof text}`);
 }
 
+// A text or a list (any iterable) of texts → an array of texts (each checked as textArg does).
+const textList = (texts, what) =>
+  (typeof texts !== 'string' && typeof texts?.[Symbol.iterator] === 'function' ? Array.from(texts) : [texts]).map((t) => textArg(t, what));
+
 const tokenizerCalls = (obj) => ({
   encode(text, { add_special_tokens = true, ...rest } = {}) {
     checkNames(rest, [], {}, 'encode');
@@ -283,8 +287,7 @@ export class Model extends Handle {
   // states (padding rows zero), or (B, E) with { pooling: 'mean' | 'cls' }; { normalize: true } for unit vectors. A
   // sentence-transformers folder (modules.json) sets its own pooling and normalization unless the options say.
   async embed(texts, opts) {
-    const list = typeof texts === 'string' ? [texts] : Array.from(texts, (t) => textArg(t, 'feature-extraction'));
-    const r = await this._run('feature-extraction', { texts: list }, opts);
+    const r = await this._run('feature-extraction', { texts: textList(texts, 'feature-extraction') }, opts);
     return tensor(r.data, r.dims);
   }
 
@@ -294,30 +297,28 @@ export class Model extends Handle {
     const list = Array.isArray(texts) ? texts : [texts];
     const pairs = list.map((t) => (t && typeof t === 'object' && 'text' in t ? t : null));
     if (pairs.some(Boolean) && !pairs.every(Boolean)) throw new TypeError('text-classification: give all texts as { text, text_pair } or none');
-    const inputs = pairs[0] ? { texts: pairs.map((p) => textArg(p.text, 'text-classification')), text_pairs: pairs.map((p) => textArg(p.text_pair, 'text-classification')) }
-                            : { texts: list.map((t) => textArg(t, 'text-classification')) };
+    const inputs = pairs[0] ? { texts: textList(pairs.map((p) => p.text), 'text-classification'), text_pairs: textList(pairs.map((p) => p.text_pair), 'text-classification') }
+                            : { texts: textList(list, 'text-classification') };
     return (await this._run('text-classification', inputs, opts)).results;
   }
 
   // token-classification → per text, its entities: { entity, score, index, word, start, end } per token, or with
   // aggregation_strategy ('simple', 'first', 'average', 'max') { entity_group, score, word, start, end }.
   async classifyTokens(texts, opts) {
-    const list = Array.isArray(texts) ? texts : [texts];
-    return (await this._run('token-classification', { texts: list.map((t) => textArg(t, 'token-classification')) }, opts)).results;
+    return (await this._run('token-classification', { texts: textList(texts, 'token-classification') }, opts)).results;
   }
 
   // question-answering → per question, its best answers { answer, score, start, end } (top_k, doc_stride,
   // max_answer_len, max_seq_len, handle_impossible_answer); a context of any length is read in windows.
   async answer(questions, contexts, opts) {
-    const q = Array.isArray(questions) ? questions : [questions], c = Array.isArray(contexts) ? contexts : [contexts];
-    return (await this._run('question-answering', { questions: q.map((t) => textArg(t, 'question-answering')), contexts: c.map((t) => textArg(t, 'question-answering')) }, opts)).results;
+    const inputs = { questions: textList(questions, 'question-answering'), contexts: textList(contexts, 'question-answering') };
+    return (await this._run('question-answering', inputs, opts)).results;
   }
 
   // zero-shot-classification (an NLI model) → per text { sequence, labels, scores }, best first.
   async zeroShot(texts, labels, opts) {
-    const list = Array.isArray(texts) ? texts : [texts];
     const l = typeof labels === 'string' ? [labels] : Array.from(labels ?? [], String);
-    return (await this._run('zero-shot-classification', { texts: list.map((t) => textArg(t, 'zero-shot-classification')), labels: l }, opts)).results;
+    return (await this._run('zero-shot-classification', { texts: textList(texts, 'zero-shot-classification'), labels: l }, opts)).results;
   }
 
   // text-generation: an AsyncIterable of text pieces (whole characters only). After the loop, .result holds
