@@ -17,7 +17,8 @@ std::vector<float> naive(const wf::attention_args& a, std::vector<float>* probs)
             std::vector<double> s(static_cast<size_t>(a.n_kv));
             double mx = -INFINITY;
             for (int64_t j = 0; j < a.n_kv; ++j) {
-                const bool ok = (!a.causal || j <= a.q_pos + i) && (!a.key_valid || a.key_valid[j]);
+                const int64_t dist = a.q_pos + i - j;  // the query's position minus the key's
+                const bool ok = (!a.causal || dist >= 0) && (a.window < 0 || std::abs(dist) <= a.window) && (!a.key_valid || a.key_valid[j]);
                 double d = 0;
                 for (int64_t e = 0; e < D; ++e) d += double(a.q[i * a.ld_q + h * D + e]) * a.k[j * a.ld_k + kv + e];
                 s[size_t(j)] = ok ? d * a.scale : -INFINITY;
@@ -34,8 +35,9 @@ std::vector<float> naive(const wf::attention_args& a, std::vector<float>* probs)
     return out;
 }
 
-void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, bool padding, uint32_t seed, int n_head_kv = 0) {
-    INFO("heads=" << n_head << " kv heads=" << n_head_kv << " d=" << head_dim << " n_q=" << n_q << " n_kv=" << n_kv << " causal=" << causal
+void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, bool padding, uint32_t seed, int n_head_kv = 0,
+           int64_t window = -1) {
+    INFO("window=" << window << " " << "heads=" << n_head << " kv heads=" << n_head_kv << " d=" << head_dim << " n_q=" << n_q << " n_kv=" << n_kv << " causal=" << causal
                   << " pad=" << padding);
     const int64_t E = n_head * head_dim, Ekv = (n_head_kv ? n_head_kv : n_head) * head_dim;
     // K and V interleaved in one cache row of 2·Ekv + 3 floats (stride ≠ width), Q with its own stride.
@@ -60,6 +62,9 @@ void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, boo
     a.causal = causal;
     a.q_pos = n_kv - n_q;
     a.key_valid = padding ? valid.data() : nullptr;
+    a.window = window;
+    if (window >= 0)  // keep one key visible to every query: its own position
+        for (int64_t j = 0; j < n_kv; ++j) valid[size_t(j)] = 1;
     std::vector<float> want_p(static_cast<size_t>(n_head * n_q * n_kv));
     const auto want = naive(a, &want_p);
     for (int variant = 0; variant < 2; ++variant) {
@@ -96,6 +101,9 @@ TEST_CASE("attention matches a naive reference with padding and causal masks", "
     check(8, 16, 7, 7, true, false, seed++, 2);    // grouped-query attention: 4 query heads per K/V head
     check(6, 24, 1, 19, true, false, seed++, 3);   // … a decode step
     check(5, 8, 9, 9, false, true, seed++, 1);     // multi-query attention, with padding
+    check(4, 16, 13, 13, true, false, seed++, 2, 3);   // Mistral's sliding window (4 keys: itself and 3 before)
+    check(4, 16, 1, 21, true, false, seed++, 2, 4);    // … a decode step far past the window
+    check(3, 8, 11, 11, false, false, seed++, 0, 2);   // a bidirectional local window (ModernBERT's)
 }
 
 TEST_CASE("a causal query never attends to later keys", "[attention]") {

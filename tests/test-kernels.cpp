@@ -4,8 +4,10 @@
 //   matmul f32/f16/bf16: |y − y_ref| ≤ 2e-6·Σ|x·w| + 1e-6   (weights are widened exactly, so only rounding)
 //   matmul q8_0 (integer paths at every M): exact-path check against the twin fed the q8_0-rounded activations (same bound), and
 //                        |y − y_ref| ≤ Σ_k |w_k|·(block max|x|)/254·1.01 + 1e-3·Σ|x·w| against unquantized x
-//   layer_norm, softmax, add, axpy, dot: 1e-5 relative; gelu_erf / gelu_tanh: 2e-6 absolute + 2e-6 relative.
+//   layer_norm, rms_norm, softmax, add, axpy, dot: 1e-5 relative; gelu_erf / gelu_tanh, silu_mul: 2e-6 absolute + 2e-6
+//   relative; rope: 1e-6 absolute + 1e-6 relative (the angles are the same f32 values; only the products round).
 #include <catch2/catch.hpp>
+#include <tuple>
 
 #include "helpers.h"
 
@@ -188,6 +190,75 @@ TEST_CASE("row-wise kernels match their scalar twins", "[kernels]") {
 
         REQUIRE(wf::dot(x.data(), g.data(), n) == Approx(wf::ref::dot(x.data(), g.data(), n)).margin(1e-5 * double(n)));
     }
+}
+
+TEST_CASE("decoder kernels (RMS norm, SiLU·up, rotary embedding) match their scalar twins", "[kernels]") {
+    uint32_t seed = 3000;
+    for (int64_t n : kSizes) {
+        INFO("n=" << n);
+        const auto x = wft::random_floats(static_cast<size_t>(3 * n), seed++, -4.0f, 4.0f);
+        const auto g = wft::random_floats(static_cast<size_t>(n), seed++);
+        std::vector<float> y(x.size()), yr(x.size());
+        wf::rms_norm(x.data(), 3, n, g.data(), 1e-6f, y.data());
+        wf::ref::rms_norm(x.data(), 3, n, g.data(), 1e-6f, yr.data());
+        for (size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(yr[i]).margin(1e-5).epsilon(1e-5));
+        y = x;
+        yr = x;
+        wf::silu_mul(y.data(), x.data() + n, 2 * n);
+        wf::ref::silu_mul(yr.data(), x.data() + n, 2 * n);
+        for (size_t i = 0; i < size_t(2 * n); ++i) REQUIRE(y[i] == Approx(yr[i]).margin(2e-6).epsilon(2e-6));
+    }
+    // rope: head sizes with and without a SIMD body, partial rotation, positions far from 0
+    for (auto [H, D, R] : {std::tuple{3, 8, 8}, std::tuple{2, 64, 64}, std::tuple{4, 80, 32}, std::tuple{1, 6, 4}, std::tuple{5, 34, 34}}) {
+        INFO("heads=" << H << " head_dim=" << D << " rot_dim=" << R);
+        const int64_t rows = 7, ld = int64_t(H) * D + 3;
+        const auto x = wft::random_floats(static_cast<size_t>(rows * ld), seed++, -2.0f, 2.0f);
+        std::vector<int32_t> pos = {0, 1, 2, 17, 255, 4095, 32767};
+        std::vector<float> inv_freq(size_t(R / 2));
+        for (int i = 0; i < R / 2; ++i) inv_freq[size_t(i)] = float(std::pow(10000.0, -2.0 * i / R));
+        for (bool neox : {true, false}) {
+            std::vector<float> y = x, yr = x;
+            wf::rope(y.data(), rows, ld, H, D, R, pos.data(), inv_freq.data(), neox);
+            wf::ref::rope(yr.data(), rows, ld, H, D, R, pos.data(), inv_freq.data(), neox);
+            for (size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(yr[i]).margin(1e-6).epsilon(1e-6));
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t c = int64_t(H) * D; c < ld; ++c) REQUIRE(y[size_t(r * ld + c)] == x[size_t(r * ld + c)]);  // past the heads: untouched
+            for (int64_t c = 0; c < ld; ++c) REQUIRE(y[size_t(c)] == x[size_t(c)]);  // position 0: identity
+        }
+    }
+}
+
+TEST_CASE("rotary embedding: the normal layout on llama.cpp's permuted rows equals rotate_half on the originals; dot products see only distance", "[kernels]") {
+    // llama.cpp's converter permutes each head's rows so that (i, i + D/2) become neighbours (2i, 2i + 1); rotating
+    // the permuted vector in the normal layout must give the permuted result of rotating the original in NeoX's.
+    const int H = 2, D = 16;
+    const auto q = wft::random_floats(size_t(H * D), 77, -1.0f, 1.0f), k = wft::random_floats(size_t(H * D), 78, -1.0f, 1.0f);
+    std::vector<float> inv_freq(D / 2);
+    for (int i = 0; i < D / 2; ++i) inv_freq[size_t(i)] = float(std::pow(500000.0, -2.0 * i / D));
+    auto permute = [&](const std::vector<float>& v) {
+        std::vector<float> p(v.size());
+        for (int h = 0; h < H; ++h)
+            for (int i = 0; i < D / 2; ++i) {
+                p[size_t(h * D + 2 * i)] = v[size_t(h * D + i)];
+                p[size_t(h * D + 2 * i + 1)] = v[size_t(h * D + D / 2 + i)];
+            }
+        return p;
+    };
+    const int32_t at = 1234;
+    std::vector<float> neox = q, normal = permute(q);
+    wf::rope(neox.data(), 1, H * D, H, D, D, &at, inv_freq.data(), true);
+    wf::rope(normal.data(), 1, H * D, H, D, D, &at, inv_freq.data(), false);
+    const auto expected = permute(neox);
+    for (size_t i = 0; i < normal.size(); ++i) REQUIRE(normal[i] == expected[i]);
+    // ⟨rope(q, m), rope(k, n)⟩ depends on m − n only
+    auto score = [&](int32_t m, int32_t n) {
+        std::vector<float> a = q, b = k;
+        wf::rope(a.data(), 1, H * D, H, D, D, &m, inv_freq.data(), true);
+        wf::rope(b.data(), 1, H * D, H, D, D, &n, inv_freq.data(), true);
+        return wf::ref::dot(a.data(), b.data(), D);
+    };
+    REQUIRE(score(10, 3) == Approx(score(107, 100)).margin(1e-5));
+    REQUIRE(score(10, 3) != Approx(score(10, 4)).margin(1e-3));
 }
 
 TEST_CASE("softmax survives huge, tied and fully masked inputs", "[kernels]") {

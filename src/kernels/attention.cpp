@@ -28,15 +28,17 @@ void attention_impl(const attention_args& a) {
         const int64_t kv = int64_t(h / group) * D;
         for (int64_t i = 0; i < a.n_q; ++i) {
             const float* qi = a.q + i * a.ld_q + h * D;
-            const int64_t last = a.causal ? std::min(a.n_kv - 1, a.q_pos + i) : a.n_kv - 1;  // keys ≤ last
+            const int64_t at = a.q_pos + i;  // the query's position among the keys
+            int64_t first = 0, last = a.causal ? std::min(a.n_kv - 1, at) : a.n_kv - 1;  // keys first … last
+            if (a.window >= 0) first = std::max<int64_t>(0, at - a.window), last = std::min(last, at + a.window);
             for (int64_t j = 0; j < a.n_kv; ++j) {
-                const bool ok = j <= last && (!a.key_valid || a.key_valid[j]);
+                const bool ok = j >= first && j <= last && (!a.key_valid || a.key_valid[j]);
                 scores[j] = ok ? Dot(qi, a.k + j * a.ld_k + kv, D) * a.scale : -INFINITY;
             }
             Softmax(scores, a.n_kv);
             float* oi = a.out + i * a.ld_out + h * D;
             std::memset(oi, 0, size_t(D) * sizeof(float));
-            for (int64_t j = 0; j <= last; ++j)
+            for (int64_t j = first; j <= last; ++j)
                 if (scores[j] != 0.0f) Axpy(scores[j], a.v + j * a.ld_v + kv, oi, D);
             if (a.probs) std::memcpy(a.probs + (h * a.n_q + i) * a.n_kv, scores, size_t(a.n_kv) * sizeof(float));
         }

@@ -27,6 +27,7 @@ struct attention_args {
     float* probs = nullptr;              // optional output (n_head, n_q, n_kv): the attention weights
     int head_begin = 0, head_end = -1;   // −1: all heads
     int n_head_kv = 0;                   // 0: as many as n_head
+    int64_t window = -1;                 // sliding window: query i sees only keys j with |q_pos + i − j| ≤ window; −1: all
 };
 
 void attention(const attention_args& a);

@@ -21,6 +21,15 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const 
 
 // Per row of n: y = (x − mean) / sqrt(var + eps) · gamma + beta (biased variance, as torch.nn.LayerNorm).
 void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y);
+// Per row of n: y = x / sqrt(mean(x²) + eps) · gamma (RMSNorm: Llama, Qwen2, Mistral, T5).
+void rms_norm(const float* x, int64_t M, int64_t n, const float* gamma, float eps, float* y);
+// In place: gate[i] = silu(gate[i]) · up[i], silu(v) = v / (1 + e^−v): the gated feed-forward of SwiGLU.
+void silu_mul(float* gate, const float* up, int64_t n);
+// Rotary position embedding, in place: in each of n_rows rows (stride ld) and each of n_head heads of head_dim
+// values, the first rot_dim values are rotated pairwise by the angles pos[row]·inv_freq[i], i < rot_dim/2.
+// neox: pairs (i, i + rot_dim/2), Hugging Face's rotate_half; else (2i, 2i + 1), llama.cpp's "normal" layout
+// (its GGUF llama files have Q and K rows permuted to match). The angle is rounded to f32 as PyTorch forms it.
+void rope(float* x, int64_t n_rows, int64_t ld, int n_head, int head_dim, int rot_dim, const int32_t* pos, const float* inv_freq, bool neox);
 // In place. gelu_erf: x·Φ(x) (BERT "gelu"); gelu_tanh: the tanh approximation (GPT-2 "gelu_new").
 void gelu_erf(float* x, int64_t n);
 void gelu_tanh(float* x, int64_t n);
@@ -39,6 +48,9 @@ namespace ref {
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end);
 void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y);
+void rms_norm(const float* x, int64_t M, int64_t n, const float* gamma, float eps, float* y);
+void silu_mul(float* gate, const float* up, int64_t n);
+void rope(float* x, int64_t n_rows, int64_t ld, int n_head, int head_dim, int rot_dim, const int32_t* pos, const float* inv_freq, bool neox);
 void gelu_erf(float* x, int64_t n);
 void gelu_tanh(float* x, int64_t n);
 void softmax(float* x, int64_t n);

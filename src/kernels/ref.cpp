@@ -33,6 +33,35 @@ void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const 
     }
 }
 
+void rms_norm(const float* x, int64_t M, int64_t n, const float* gamma, float eps, float* y) {
+    for (int64_t m = 0; m < M; ++m) {
+        const float* r = x + m * n;
+        double ss = 0;
+        for (int64_t i = 0; i < n; ++i) ss += double(r[i]) * r[i];
+        const double inv = 1.0 / std::sqrt(ss / double(n) + eps);
+        for (int64_t i = 0; i < n; ++i) y[m * n + i] = float(r[i] * inv * gamma[i]);
+    }
+}
+
+void silu_mul(float* gate, const float* up, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) gate[i] = float(double(gate[i]) / (1.0 + std::exp(-double(gate[i]))) * up[i]);
+}
+
+void rope(float* x, int64_t n_rows, int64_t ld, int n_head, int head_dim, int rot_dim, const int32_t* pos, const float* inv_freq, bool neox) {
+    const int half = rot_dim / 2;
+    for (int64_t r = 0; r < n_rows; ++r)
+        for (int h = 0; h < n_head; ++h)
+            for (int i = 0; i < half; ++i) {
+                const double angle = float(pos[r]) * inv_freq[i];  // the f32 product, as PyTorch forms it
+                float* v = x + r * ld + int64_t(h) * head_dim;
+                float& a = v[neox ? i : 2 * i];
+                float& b = v[neox ? i + half : 2 * i + 1];
+                const double a0 = a, b0 = b;
+                a = float(a0 * std::cos(angle) - b0 * std::sin(angle));
+                b = float(b0 * std::cos(angle) + a0 * std::sin(angle));
+            }
+}
+
 void gelu_erf(float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] = float(0.5 * x[i] * (1.0 + std::erf(x[i] / std::sqrt(2.0))));
 }

@@ -1,5 +1,7 @@
-// Row-wise SIMD kernels (xsimd): layer norm, GELU, softmax, add, embedding gather, dot, axpy.
+// Row-wise SIMD kernels (xsimd): layer norm, RMS norm, GELU, SiLU·up, rotary embedding, softmax, add, embedding
+// gather, dot, axpy.
 #include <cmath>
+#include <vector>
 #include <xsimd/xsimd.hpp>
 
 #include "kernels/kernels.h"
@@ -45,6 +47,71 @@ void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const 
             xsimd::fma(d, B::load_unaligned(gamma + i), B::load_unaligned(beta + i)).store_unaligned(o + i);
         }
         for (; i < n; ++i) o[i] = (r[i] - mean) * inv * gamma[i] + beta[i];
+    }
+}
+
+void rms_norm(const float* x, int64_t M, int64_t n, const float* gamma, float eps, float* y) {
+    for (int64_t m = 0; m < M; ++m) {
+        const float* r = x + m * n;
+        float* o = y + m * n;
+        B s(0.0f);
+        int64_t i = 0;
+        for (; i + W <= n; i += W) {
+            const B v = B::load_unaligned(r + i);
+            s = xsimd::fma(v, v, s);
+        }
+        float ss = xsimd::hadd(s);
+        for (; i < n; ++i) ss += r[i] * r[i];
+        const float inv = 1.0f / std::sqrt(ss / float(n) + eps);
+        i = 0;
+        for (; i + W <= n; i += W) (B::load_unaligned(r + i) * B(inv) * B::load_unaligned(gamma + i)).store_unaligned(o + i);
+        for (; i < n; ++i) o[i] = r[i] * inv * gamma[i];
+    }
+}
+
+void silu_mul(float* gate, const float* up, int64_t n) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        const B g = B::load_unaligned(gate + i);
+        (g / (B(1.0f) + xsimd::exp(-g)) * B::load_unaligned(up + i)).store_unaligned(gate + i);
+    }
+    for (; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+}
+
+void rope(float* x, int64_t n_rows, int64_t ld, int n_head, int head_dim, int rot_dim, const int32_t* pos, const float* inv_freq, bool neox) {
+    const int half = rot_dim / 2;
+    thread_local std::vector<float> cs;  // cos then sin of the row's angles
+    if (cs.size() < size_t(2 * half)) cs.resize(size_t(2 * half));
+    float *c = cs.data(), *s = cs.data() + half;
+    for (int64_t r = 0; r < n_rows; ++r) {
+        for (int i = 0; i < half; ++i) {
+            const float angle = float(pos[r]) * inv_freq[i];
+            c[i] = float(std::cos(double(angle)));
+            s[i] = float(std::sin(double(angle)));
+        }
+        for (int h = 0; h < n_head; ++h) {
+            float* v = x + r * ld + int64_t(h) * head_dim;
+            if (neox) {  // (v[i], v[i + half]) → (v[i]·c − v[i + half]·s, v[i + half]·c + v[i]·s)
+                int i = 0;
+                for (; i + W <= half; i += int(W)) {
+                    const B a = B::load_unaligned(v + i), b = B::load_unaligned(v + half + i);
+                    const B ci = B::load_unaligned(c + i), si = B::load_unaligned(s + i);
+                    xsimd::fms(a, ci, b * si).store_unaligned(v + i);
+                    xsimd::fma(b, ci, a * si).store_unaligned(v + half + i);
+                }
+                for (; i < half; ++i) {
+                    const float a = v[i], b = v[half + i];
+                    v[i] = a * c[i] - b * s[i];
+                    v[half + i] = b * c[i] + a * s[i];
+                }
+            } else {  // adjacent pairs: a few values per head, plain code
+                for (int i = 0; i < half; ++i) {
+                    const float a = v[2 * i], b = v[2 * i + 1];
+                    v[2 * i] = a * c[i] - b * s[i];
+                    v[2 * i + 1] = b * c[i] + a * s[i];
+                }
+            }
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 namespace wf {
 
 namespace models {
-extern const architecture bert_architecture, albert_architecture, distilbert_architecture, roberta_architecture, electra_architecture, gpt2_architecture;
+extern const architecture bert_architecture, albert_architecture, distilbert_architecture, roberta_architecture, electra_architecture, gpt2_architecture,
+    llama_architecture, qwen2_architecture, mistral_architecture;
 }
 
 namespace {
@@ -19,6 +20,9 @@ constexpr const architecture* kArchitectures[] = {
     &models::roberta_architecture,
     &models::electra_architecture,
     &models::gpt2_architecture,
+    &models::llama_architecture,
+    &models::qwen2_architecture,
+    &models::mistral_architecture,
 };
 
 template <class Field>
@@ -91,8 +95,11 @@ int64_t estimate_memory(const hparams& hp, uint32_t caps, const tensor_source& s
         }
     }
     const double E = double(hp.n_embd), F = double(hp.n_ff), T = double(hp.n_ctx), L = double(hp.n_layer);
-    const double kv = (caps & cap_causal_lm) ? 2 * L * T * double(hp.n_head_kv * hp.head_dim()) * 4 : 0;
-    const double scratch = T * (6 * E + F) * 4 + double(hp.n_head) * T * T * 4 + double(hp.n_vocab) * 4;
+    const bool causal = caps & cap_causal_lm;
+    const double kv = causal ? 2 * L * T * double(hp.n_head_kv * hp.head_dim()) * 4 : 0;
+    // activations of a full-length pass; an encoder's attention weights (T × T per head) are kept for the trace,
+    // a decoder's scores are one row per thread
+    const double scratch = T * (6 * E + 2 * F) * 4 + (causal ? 0 : double(hp.n_head) * T * T * 4) + double(hp.n_vocab) * 4;
     return int64_t(owned + kv + scratch);
 }
 

@@ -16,19 +16,58 @@ void validate_hparams(const hparams& hp, const std::string& what) {
     cap("attention heads", hp.n_head, 1, 1024);
     cap("key/value heads", hp.n_head_kv, 1, hp.n_head);
     cap("feed-forward size", hp.n_ff, 1, 65536);
-    cap("position count", hp.n_ctx, 1, 8192);
+    cap("position count", hp.n_ctx, 1, max_context);
     cap("token type count", hp.n_type_vocab, 0, 1024);
     cap("token embedding width", hp.n_embd_token, 0, 8192);
     cap("label count", int64_t(hp.labels.size()), 0, 1 << 16);
-    if (hp.n_embd % hp.n_head != 0)
+    cap("head width", hp.n_head_dim, 0, 1024);
+    if (hp.n_head_dim == 0 && hp.n_embd % hp.n_head != 0)
         throw error(what + ": the hidden size (" + std::to_string(hp.n_embd) + ") is not a multiple of the number of attention heads (" +
                     std::to_string(hp.n_head) + ")");
     if (hp.n_head % hp.n_head_kv != 0)
         throw error(what + ": the attention heads (" + std::to_string(hp.n_head) + ") are not a multiple of the key/value heads (" +
                     std::to_string(hp.n_head_kv) + ")");
+    cap("rotary dimensions", hp.n_rot, 0, hp.head_dim());
+    if (hp.n_rot % 2 != 0) throw error(what + ": rotary dimensions (" + std::to_string(hp.n_rot) + ") must be even");
+    if (!(hp.rope_theta > 0.0f && std::isfinite(hp.rope_theta))) throw error(what + ": rope_theta " + std::to_string(hp.rope_theta) + " must be positive");
+    cap("sliding window", hp.sliding_window, 0, 1 << 30);
+    const auto& rs = hp.rope_scaling;
+    if (!rs.type.empty()) {
+        if (rs.type != "linear" && rs.type != "llama3")
+            throw error(what + ": rope_scaling type \"" + rs.type + "\" is not supported (supported: linear, llama3)");
+        if (!(rs.factor >= 1.0f && rs.factor <= 1024.0f)) throw error(what + ": rope_scaling factor " + std::to_string(rs.factor) + " is outside [1, 1024]");
+        if (rs.type == "llama3" && !(rs.low_freq_factor > 0.0f && rs.high_freq_factor > rs.low_freq_factor && rs.original_ctx > 0))
+            throw error(what + ": rope_scaling needs 0 < low_freq_factor < high_freq_factor and original_max_position_embeddings > 0");
+    }
     if (!(hp.eps > 0.0f && hp.eps <= 0.1f)) throw error(what + ": layer norm epsilon " + std::to_string(hp.eps) + " is outside (0, 0.1]");
     for (auto [name, id] : {std::pair{"bos_token_id", hp.bos_token_id}, {"eos_token_id", hp.eos_token_id}, {"pad_token_id", hp.pad_token_id}})
         if (id < -1 || id >= hp.n_vocab) throw error(what + ": " + name + " = " + std::to_string(id) + " is not a token id");
+}
+
+std::vector<float> hparams::rope_inv_freq() const {
+    const int64_t dims = n_rot > 0 ? n_rot : head_dim();
+    std::vector<float> f(size_t(dims / 2));
+    for (int64_t i = 0; i < dims / 2; ++i) {
+        // as Hugging Face: 1 / theta^(2i/d), the exponent and power in f32
+        float inv = 1.0f / std::pow(rope_theta, float(2 * i) / float(dims));
+        if (rope_scaling.type == "linear") {
+            inv /= rope_scaling.factor;
+        } else if (rope_scaling.type == "llama3") {  // modeling_rope_utils' _compute_llama3_parameters
+            const float pi = 3.14159265358979323846f;
+            const float wavelen = 2 * pi / inv;
+            const float low_wavelen = float(rope_scaling.original_ctx) / rope_scaling.low_freq_factor;
+            const float high_wavelen = float(rope_scaling.original_ctx) / rope_scaling.high_freq_factor;
+            if (wavelen > low_wavelen) {
+                inv /= rope_scaling.factor;  // long wavelengths: slowed down
+            } else if (wavelen >= high_wavelen) {  // the band between: interpolated
+                const float smooth = (float(rope_scaling.original_ctx) / wavelen - rope_scaling.low_freq_factor) /
+                                     (rope_scaling.high_freq_factor - rope_scaling.low_freq_factor);
+                inv = (1 - smooth) * inv / rope_scaling.factor + smooth * inv;
+            }  // short wavelengths: kept
+        }
+        f[size_t(i)] = inv;
+    }
+    return f;
 }
 
 activation parse_activation(const std::string& name, const std::string& what, const char* key) {

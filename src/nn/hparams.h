@@ -38,8 +38,28 @@ struct hparams {
                                       // "question_answering", "pretraining" (ELECTRA's discriminator), "" (none)
     std::vector<std::string> labels;  // id2label in id order (classification heads)
     bool multi_label = false;         // problem_type "multi_label_classification": sigmoid, not softmax
-    int64_t head_dim() const { return n_embd / n_head; }
+    int64_t n_head_dim = 0;           // per-head width where the config gives one (Gemma, Qwen3); 0: n_embd / n_head
+    int64_t head_dim() const { return n_head_dim > 0 ? n_head_dim : n_embd / n_head; }
+
+    // Decoders with rotary positions (Llama, Qwen2, Mistral, …)
+    float rope_theta = 10000.0f;  // base of the rotation frequencies
+    int64_t n_rot = 0;            // values of each head rotated; 0: all of them
+    bool rope_neox = true;        // rotate_half pairs (i, i + n_rot/2), as Hugging Face; false: adjacent pairs (llama.cpp's "normal")
+    struct rope_scaling_t {
+        std::string type;                  // "" (none), "linear", "llama3"
+        float factor = 1.0f;               // linear: positions divided by it; llama3: long wavelengths divided by it
+        float low_freq_factor = 1.0f, high_freq_factor = 4.0f;  // llama3: the band between them is interpolated
+        int64_t original_ctx = 8192;       // llama3: original_max_position_embeddings
+    } rope_scaling;
+    int64_t sliding_window = 0;   // Mistral: a query sees itself and the sliding_window − 1 positions before it; 0: all
+    bool tied_embeddings = true;  // the output matrix is the token embeddings unless the file has its own
+    // Per dimension pair, the frequencies of the rotation: theta^(−2i/n_rot), rescaled as rope_scaling says.
+    std::vector<float> rope_inv_freq() const;
 };
+
+// Positions any model gets: a decoder with rotary positions trained on more (Llama 3.2: 131072) runs at most this
+// many (wasm32's memory holds a KV cache of a few thousand positions for the models that fit in it).
+constexpr int64_t max_context = 8192;
 
 // Caps (DESIGN.md §4): vocab ≤ 2^20, hidden ≤ 8192, layers ≤ 128, heads ≤ 1024 (a multiple of the key/value
 // heads), ff ≤ 65536, positions ≤ 8192, token types ≤ 1024, hidden % heads == 0, eps in (0, 0.1], token ids < vocab.

@@ -1,7 +1,9 @@
-"""Converts a Hugging Face BERT (BertForMaskedLM) or GPT-2 folder to one GGUF file, with llama.cpp's tensor and
-metadata names for its "bert" and "gpt2" architectures and the tokenizer in tokenizer.ggml.* metadata.
+"""Converts a Hugging Face BERT (BertForMaskedLM), GPT-2, Llama, Mistral or Qwen2 folder to one GGUF file, with
+llama.cpp's tensor and metadata names for its "bert", "gpt2", "llama" and "qwen2" architectures and the tokenizer in
+tokenizer.ggml.* metadata.
 
   python3 tools/reference/gguf_export.py MODEL_DIR OUT.gguf [--type TYPE] [--tensor-type REGEX=TYPE ...] [--ref-q8_0]
+                                         [--vocab-gguf VOCAB.gguf]
 
 TYPE: f32, f16 or one of ggml_quants' block types: q4_0 q4_1 q5_0 q5_1 q8_0 q8_1 q2_k q3_k q4_k q5_k q6_k q8_k iq4_nl
 (default q8_0). --type applies where the script has always used it (token embeddings, the layers' matrices, BERT's
@@ -20,6 +22,32 @@ Written from the GGUF specification (ggml docs/gguf.md) and llama.cpp's naming, 
 C++ reader, so that each checks the other. BERT's masked-LM head has no llama.cpp name; it keeps its Hugging Face
 names (cls.predictions.*), which is what wasmformer reads. WordPiece vocabularies are stored as llama.cpp does:
 "▁x" for word-initial pieces, "y" for "##y" continuations, bracketed tokens unchanged. Needs numpy only.
+
+Decoders (config.json model_type llama, mistral, qwen2), as llama.cpp's convert_hf_to_gguf.py writes them:
+  - general.architecture "llama" for llama and mistral (llama.cpp converts MistralForCausalLM as llama, which has no
+    sliding window: a Mistral whose sliding_window is shorter than max_position_embeddings is refused), "qwen2";
+  - {arch}.context_length, .embedding_length, .block_count, .feed_forward_length, .attention.head_count,
+    .attention.head_count_kv, .rope.freq_base, .attention.layer_norm_rms_epsilon, .attention.key_length and
+    .value_length (when config.json has head_dim, as the converter does), .vocab_size, .rope.dimension_count
+    (= head_dim), general.quantization_version 2;
+  - tensors token_embd, blk.N.{attn_norm, attn_q, attn_k, attn_v (+ .bias: qwen2, or llama's attention_bias),
+    attn_output, ffn_norm, ffn_gate, ffn_up, ffn_down}, output_norm, output (left out when tie_word_embeddings);
+  - arch llama: attn_q and attn_k rows permuted as the converter's LlamaModel.permute does (within each head, row
+    2i takes HF's row i and row 2i+1 HF's row i + head_dim/2), because llama.cpp applies RoPE to the llama
+    architecture in its "normal" layout (adjacent pairs) while Hugging Face rotates halves; qwen2 is not permuted
+    (llama.cpp uses the NeoX layout, i.e. HF's halves, for it);
+  - rope_scaling {"rope_type": "llama3", ...}: rope_freqs.weight, f32, head_dim/2 frequency factors c_i that
+    llama.cpp divides the angle by (theta_i = pos * freq_base^(-2i/head_dim) / c_i): 1 for short wavelengths,
+    factor for long ones, 1 / ((1 - s)/factor + s) between. original_max_position_embeddings is read from
+    rope_scaling (llama.cpp's converter reads it from the top level of config.json and falls back to 8192, which
+    agrees for Meta's Llama 3.x configs but not for a smaller value in rope_scaling);
+  - tokenizer: with --vocab-gguf, its tokenizer.ggml.* entries copied byte for byte (llama.cpp's own vocabulary
+    files); otherwise built from tokenizer.model (SentencePiece: model "llama", pre "default", tokens, scores,
+    token types) or vocab.json + merges.txt (model "gpt2", pre "gpt-2"); then from tokenizer_config.json
+    tokenizer.chat_template and, where the copied entries lack them, tokenizer.ggml.add_bos_token/add_eos_token.
+    q8_0 uses llama.cpp's rounding (ggml_quants) for decoders.
+`read_gguf(path)` reads a GGUF file back (metadata, tensors; dequantized to f32 with `tensor_f32`), and
+`unpermute_qk` undoes the Q/K permutation.
 """
 import argparse
 import json
@@ -33,14 +61,16 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ggml_quants as gq  # noqa: E402
 
-GGML = {"f32": 0, "f16": 1, **{name: t.ggml_type for name, t in gq.TYPES.items()}}
+GGML = {"f32": 0, "f16": 1, "bf16": 30, **{name: t.ggml_type for name, t in gq.TYPES.items()}}
 # general.file_type: llama.cpp's llama_ftype for a file mostly of that type (K-quants: the _M mixes' numbers, which
 # is what llama.cpp guesses for such a file); none for the activation-only types q8_1 and q8_k
-FILE_TYPE = {"f32": 0, "f16": 1, "q4_0": 2, "q4_1": 3, "q8_0": 7, "q5_0": 8, "q5_1": 9, "q2_k": 10, "q3_k": 12,
+FILE_TYPE = {"f32": 0, "f16": 1, "bf16": 32, "q4_0": 2, "q4_1": 3, "q8_0": 7, "q5_0": 8, "q5_1": 9, "q2_k": 10, "q3_k": 12,
              "q4_k": 15, "q5_k": 17, "q6_k": 18, "iq4_nl": 25}
 # llama-quantize's fallback when a row is not a whole number of 256-element super-blocks
 FALLBACK = {"q2_k": "iq4_nl", "q3_k": "iq4_nl", "q4_k": "q5_0", "q5_k": "q5_1", "q6_k": "q8_0", "q8_k": "q8_0"}
 T_U32, T_F32, T_BOOL, T_STR, T_ARR, T_I32 = 4, 6, 7, 8, 9, 5
+# scalar GGUF value types and their struct formats (for reading)
+SCALAR = {0: "<B", 1: "<b", 2: "<H", 3: "<h", 4: "<I", 5: "<i", 6: "<f", 7: "<?", 10: "<Q", 11: "<q", 12: "<d"}
 
 
 def read_safetensors(path):
@@ -134,6 +164,8 @@ class Writer:
     def bool(self, k, v): self.add(k, T_BOOL, struct.pack("<B", int(v)))
     def strs(self, k, v): self.add(k, T_ARR, struct.pack("<IQ", T_STR, len(v)) + b"".join(self.s(x) for x in v))
     def i32s(self, k, v): self.add(k, T_ARR, struct.pack("<IQ", T_I32, len(v)) + np.asarray(v, np.int32).tobytes())
+    def f32s(self, k, v): self.add(k, T_ARR, struct.pack("<IQ", T_F32, len(v)) + np.asarray(v, np.float32).tobytes())
+    def raw(self, entry): self.kv.append(entry)  # a whole serialized key/value entry (read_gguf's kv_raw)
 
     def tensor(self, name, a, typ):
         """a: float array in PyTorch order (out, in); typ: f32 | f16 | a ggml_quants type (see storage_type for
@@ -142,6 +174,11 @@ class Writer:
         typ = storage_type(a, typ)
         if typ in gq.TYPES:
             raw = quantize_matrix(a, typ, self.ref_q8_0)
+        elif typ == "bf16":  # the upper half of the f32 bits, rounded to nearest even (NaN kept quiet)
+            u = np.ascontiguousarray(a, np.float32).view(np.uint32).astype(np.uint64)
+            r = ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+            r[np.isnan(a.reshape(-1) if a.ndim else a).reshape(r.shape)] = 0x7FC0
+            raw = r.tobytes()
         else:
             raw = a.astype(np.float16 if typ == "f16" else np.float32).tobytes()
         self.written[typ] = self.written.get(typ, 0) + 1
@@ -161,6 +198,293 @@ class Writer:
                 f.write(d)
 
 
+# ------------------------------------------------------------------------------------------------------ decoders
+DECODER_ARCH = {"llama": "llama", "mistral": "llama", "qwen2": "qwen2"}
+
+
+def permute_qk(a, n_head):
+    """HF's rotate-half rows → llama.cpp's adjacent pairs, per head (convert_hf_to_gguf's LlamaModel.permute):
+    within a head of d rows, new row 2i = old row i, new row 2i+1 = old row i + d/2. a: (rows, cols) or (rows,)."""
+    d = a.shape[0] // n_head
+    return a.reshape(n_head, 2, d // 2, *a.shape[1:]).swapaxes(1, 2).reshape(a.shape)
+
+
+def unpermute_qk(a, n_head):
+    """The inverse of permute_qk."""
+    d = a.shape[0] // n_head
+    return a.reshape(n_head, d // 2, 2, *a.shape[1:]).swapaxes(1, 2).reshape(a.shape)
+
+
+def llama3_rope_factors(cfg):
+    """rope_freqs.weight for rope_scaling {"rope_type": "llama3"}: per frequency pair, what llama.cpp divides the
+    angle by, computed in f32 as the converter does (its generate_extra_tensors), with original_max_position_embeddings
+    taken from rope_scaling (see the module docstring)."""
+    rs = cfg["rope_scaling"]
+    base = np.float32(cfg.get("rope_theta", 10000.0))
+    dim = cfg.get("head_dim") or cfg["hidden_size"] // cfg["num_attention_heads"]
+    freqs = (np.float32(1.0) / base ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim))).astype(np.float32)
+    factor = np.float32(rs.get("factor", 8.0))
+    lo, hi = np.float32(rs.get("low_freq_factor", 1.0)), np.float32(rs.get("high_freq_factor", 4.0))
+    old_ctx = np.float32(rs.get("original_max_position_embeddings", cfg.get("original_max_position_embeddings", 8192)))
+    lo_wavelen, hi_wavelen = old_ctx / lo, old_ctx / hi
+    out = []
+    for f in freqs:
+        wavelen = np.float32(2 * np.pi) / f
+        if wavelen < hi_wavelen:
+            out.append(np.float32(1))
+        elif wavelen > lo_wavelen:
+            out.append(factor)
+        else:
+            smooth = (old_ctx / wavelen - lo) / (hi - lo)
+            out.append(np.float32(1) / ((np.float32(1) - smooth) / factor + smooth))
+    return np.asarray(out, np.float32)
+
+
+def _pb_fields(buf):
+    """A protobuf message's fields: [(number, wire type, value)], value an int (varint), bytes (length-delimited)
+    or raw bytes (fixed32/64)."""
+    out, i, n = [], 0, len(buf)
+
+    def varint(i):
+        v, shift = 0, 0
+        while True:
+            b = buf[i]
+            i += 1
+            v |= (b & 0x7F) << shift
+            shift += 7
+            if b < 0x80:
+                return v, i
+    while i < n:
+        key, i = varint(i)
+        num, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(i)
+        elif wt == 2:
+            ln, i = varint(i)
+            v, i = buf[i:i + ln], i + ln
+        elif wt == 5:
+            v, i = buf[i:i + 4], i + 4
+        elif wt == 1:
+            v, i = buf[i:i + 8], i + 8
+        else:
+            raise ValueError(f"protobuf wire type {wt}")
+        out.append((num, wt, v))
+    return out
+
+
+def sentencepiece_vocab(path):
+    """tokenizer.model → (pieces, scores, types, trainer spec ids {unk, bos, eos, pad}); types as sentencepiece's
+    (1 normal, 2 unknown, 3 control, 4 user defined, 5 unused, 6 byte), which are llama.cpp's token types."""
+    pieces, scores, types = [], [], []
+    ids = {"unk": 0, "bos": 1, "eos": 2, "pad": -1}
+    for num, wt, v in _pb_fields(open(path, "rb").read()):
+        if num == 1 and wt == 2:
+            p, sc, ty = None, 0.0, 1
+            for n2, w2, v2 in _pb_fields(v):
+                if n2 == 1:
+                    p = v2.decode("utf-8")
+                elif n2 == 2:
+                    sc = struct.unpack("<f", v2)[0]
+                elif n2 == 3:
+                    ty = v2
+            pieces.append(p)
+            scores.append(sc)
+            types.append(ty)
+        elif num == 2 and wt == 2:
+            for n2, w2, v2 in _pb_fields(v):
+                key = {40: "unk", 41: "bos", 42: "eos", 43: "pad"}.get(n2)
+                if key:
+                    ids[key] = v2 - (1 << 64) if v2 >= 1 << 63 else v2  # int32 -1 is a 10-byte varint
+    return pieces, scores, types, ids
+
+
+def write_vocab_from_files(w, cfg, model_dir, tok_cfg):
+    """tokenizer.ggml.* from the folder's tokenizer files (without --vocab-gguf)."""
+    spm = os.path.join(model_dir, "tokenizer.model")
+    if os.path.exists(spm):
+        pieces, scores, types, ids = sentencepiece_vocab(spm)
+        w.str("tokenizer.ggml.model", "llama")
+        w.str("tokenizer.ggml.pre", "default")
+        w.strs("tokenizer.ggml.tokens", pieces)
+        w.f32s("tokenizer.ggml.scores", scores)
+        w.i32s("tokenizer.ggml.token_type", types)
+        for key in ("bos", "eos"):
+            tid = cfg.get(f"{key}_token_id", ids[key])
+            if tid is not None and tid >= 0:
+                w.u32(f"tokenizer.ggml.{key}_token_id", tid)
+        w.u32("tokenizer.ggml.unknown_token_id", ids["unk"])
+        if ids["pad"] >= 0:
+            w.u32("tokenizer.ggml.padding_token_id", ids["pad"])
+        return
+    enc = json.load(open(os.path.join(model_dir, "vocab.json"), encoding="utf-8"))
+    tokens = [None] * (max(enc.values()) + 1)
+    for t, i in enc.items():
+        tokens[i] = t
+    merges = [l.rstrip("\r\n") for l in open(os.path.join(model_dir, "merges.txt"), encoding="utf-8")]
+    merges = [m for i, m in enumerate(merges) if m and not (i == 0 and m.startswith("#version"))]
+    special = {v.get("content") for v in tok_cfg.get("added_tokens_decoder", {}).values() if v.get("special")}
+    w.str("tokenizer.ggml.model", "gpt2")
+    w.str("tokenizer.ggml.pre", "qwen2" if tok_cfg.get("tokenizer_class", "").startswith("Qwen2") else "gpt-2")
+    w.strs("tokenizer.ggml.tokens", tokens)
+    w.i32s("tokenizer.ggml.token_type", [3 if t in special else 1 for t in tokens])
+    w.strs("tokenizer.ggml.merges", merges)
+    for key in ("bos", "eos"):
+        if cfg.get(f"{key}_token_id") is not None:
+            w.u32(f"tokenizer.ggml.{key}_token_id", cfg[f"{key}_token_id"])
+
+
+def write_decoder(w, cfg, W, model_dir, typ, vocab_gguf=None):
+    mt = cfg["model_type"]
+    arch = DECODER_ARCH[mt]
+    E, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    D = cfg.get("head_dim") or E // H
+    if mt == "mistral" and (cfg.get("sliding_window") or 1 << 62) < cfg.get("max_position_embeddings", 0):
+        raise SystemExit(f"{model_dir}: sliding_window {cfg['sliding_window']} < max_position_embeddings: llama.cpp's "
+                         "llama architecture has no sliding window, so this Mistral cannot be written as GGUF")
+    if mt == "qwen2" and cfg.get("use_sliding_window"):
+        raise SystemExit(f"{model_dir}: use_sliding_window is true; llama.cpp's qwen2 has no sliding window")
+    rs = cfg.get("rope_scaling")
+    kind = (rs or {}).get("rope_type", (rs or {}).get("type", "default"))
+    if kind not in ("default", "llama3"):
+        raise SystemExit(f"{model_dir}: rope_scaling {kind!r} is not written")
+    if cfg.get("hidden_act", "silu") != "silu":
+        raise SystemExit(f"{model_dir}: hidden_act {cfg['hidden_act']!r}")
+    p = arch + "."
+    w.u32(p + "block_count", L)
+    w.u32(p + "context_length", cfg["max_position_embeddings"])
+    w.u32(p + "embedding_length", E)
+    w.u32(p + "feed_forward_length", cfg["intermediate_size"])
+    w.u32(p + "attention.head_count", H)
+    w.u32(p + "attention.head_count_kv", KV)
+    w.f32(p + "rope.freq_base", cfg.get("rope_theta", 10000.0))
+    w.f32(p + "attention.layer_norm_rms_epsilon", cfg.get("rms_norm_eps", 1e-6))
+    if cfg.get("head_dim") is not None:
+        w.u32(p + "attention.key_length", D)
+        w.u32(p + "attention.value_length", D)
+    w.u32(p + "vocab_size", cfg["vocab_size"])
+    w.u32(p + "rope.dimension_count", D)
+    w.u32("general.quantization_version", 2)
+    tc_path = os.path.join(model_dir, "tokenizer_config.json")
+    tok_cfg = json.load(open(tc_path, encoding="utf-8")) if os.path.exists(tc_path) else {}
+    have = set()
+    if vocab_gguf:
+        src = read_gguf(vocab_gguf, tensors=False)
+        for k, entry in src["kv_raw"].items():
+            if k.startswith("tokenizer.ggml."):
+                w.raw(entry)
+                have.add(k)
+        n_tok = len(src["kv"]["tokenizer.ggml.tokens"])
+        if n_tok != cfg["vocab_size"]:
+            raise SystemExit(f"{vocab_gguf}: {n_tok} tokens, the model has vocab_size {cfg['vocab_size']}")
+    else:
+        write_vocab_from_files(w, cfg, model_dir, tok_cfg)
+    for key in ("add_bos_token", "add_eos_token"):
+        if key in tok_cfg:
+            k = "tokenizer.ggml." + key
+            if k in have:
+                if bool(src["kv"][k]) != bool(tok_cfg[key]):
+                    raise SystemExit(f"{vocab_gguf}: {k} = {src['kv'][k]}, tokenizer_config.json says {tok_cfg[key]}")
+            else:
+                w.bool(k, bool(tok_cfg[key]))
+    if isinstance(tok_cfg.get("chat_template"), str):
+        w.str("tokenizer.chat_template", tok_cfg["chat_template"])
+
+    permute = arch == "llama"
+    w.tensor("token_embd.weight", W["model.embed_tokens.weight"], typ)
+    if kind == "llama3":
+        w.tensor("rope_freqs.weight", llama3_rope_factors(cfg), "f32")
+    names = [("attn_norm", "input_layernorm"), ("attn_q", "self_attn.q_proj"), ("attn_k", "self_attn.k_proj"),
+             ("attn_v", "self_attn.v_proj"), ("attn_output", "self_attn.o_proj"), ("ffn_norm", "post_attention_layernorm"),
+             ("ffn_gate", "mlp.gate_proj"), ("ffn_up", "mlp.up_proj"), ("ffn_down", "mlp.down_proj")]
+    for l in range(L):
+        for g, h in names:
+            for wb in ("weight", "bias"):
+                key = f"model.layers.{l}.{h}.{wb}"
+                if key not in W:
+                    continue
+                a = W[key]
+                if permute and g in ("attn_q", "attn_k"):
+                    a = permute_qk(a, H if g == "attn_q" else KV)
+                w.tensor(f"blk.{l}.{g}.{wb}", a, typ if wb == "weight" else "f32")
+    w.tensor("output_norm.weight", W["model.norm.weight"], "f32")
+    if not cfg.get("tie_word_embeddings", False):
+        w.tensor("output.weight", W["lm_head.weight"], typ)
+
+
+def read_gguf(path, tensors=True):
+    """A GGUF file → {"version", "kv": key → value (arrays as lists, numeric arrays as numpy), "kv_raw": key → the
+    entry's bytes, "tensors": name → {"type": ggml type, "shape": PyTorch order, "data": bytes}}."""
+    d = open(path, "rb").read()
+    if d[:4] != b"GGUF":
+        raise ValueError(f"{path}: not a GGUF file")
+    version, n_t, n_kv = struct.unpack_from("<IQQ", d, 4)
+    o = 24
+
+    def string(o):
+        n = struct.unpack_from("<Q", d, o)[0]
+        return d[o + 8:o + 8 + n].decode("utf-8"), o + 8 + n
+
+    def value(t, o):
+        if t in SCALAR:
+            return struct.unpack_from(SCALAR[t], d, o)[0], o + struct.calcsize(SCALAR[t])
+        if t == T_STR:
+            return string(o)
+        if t == T_ARR:
+            et, n = struct.unpack_from("<IQ", d, o)
+            o += 12
+            if et in SCALAR:
+                sz = struct.calcsize(SCALAR[et])
+                return np.frombuffer(d, np.dtype(SCALAR[et]), n, o).copy(), o + n * sz
+            items = []
+            for _ in range(n):
+                v, o = value(et, o)
+                items.append(v)
+            return items, o
+        raise ValueError(f"{path}: GGUF value type {t}")
+    kv, kv_raw = {}, {}
+    for _ in range(n_kv):
+        start = o
+        k, o = string(o)
+        t = struct.unpack_from("<I", d, o)[0]
+        kv[k], o = value(t, o + 4)
+        kv_raw[k] = d[start:o]
+    out = {"version": version, "kv": kv, "kv_raw": kv_raw, "tensors": {}}
+    if not tensors:
+        return out
+    infos = []
+    for _ in range(n_t):
+        name, o = string(o)
+        nd = struct.unpack_from("<I", d, o)[0]
+        ne = struct.unpack_from(f"<{nd}q", d, o + 4)
+        typ, off = struct.unpack_from("<IQ", d, o + 4 + 8 * nd)
+        o += 4 + 8 * nd + 12
+        infos.append((name, typ, list(reversed(ne)), off))
+    align = int(kv.get("general.alignment", 32))
+    base = o + (-o) % align
+    for name, typ, shape, off in infos:
+        n = int(np.prod(shape))
+        size = {0: 4 * n, 1: 2 * n, 30: 2 * n}.get(typ)
+        if size is None:
+            size = gq.BY_GGML_TYPE[typ].row_bytes(shape[-1]) * (n // shape[-1])
+        out["tensors"][name] = {"type": typ, "shape": shape, "data": d[base + off:base + off + size]}
+    return out
+
+
+def tensor_f32(t):
+    """One of read_gguf's tensors as a float32 array of its PyTorch shape."""
+    n = int(np.prod(t["shape"]))
+    if t["type"] == 0:
+        a = np.frombuffer(t["data"], np.float32, n)
+    elif t["type"] == 1:
+        a = np.frombuffer(t["data"], np.float16, n).astype(np.float32)
+    elif t["type"] == 30:
+        a = (np.frombuffer(t["data"], np.uint16, n).astype(np.uint32) << 16).view(np.float32)
+    else:
+        a = gq.BY_GGML_TYPE[t["type"]].dequantize(t["data"], n)
+    return np.asarray(a, np.float32).reshape(t["shape"])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model_dir")
@@ -170,22 +494,31 @@ def main():
                     help="per-tensor type: the first REGEX found in a tensor's name chooses its TYPE (repeatable)")
     ap.add_argument("--ref-q8_0", action="store_true", help="q8_0 with llama.cpp's rounding (ties away from zero)")
     ap.add_argument("--name", default=None)
+    ap.add_argument("--vocab-gguf", default=None, help="decoders: copy the tokenizer.ggml.* entries of this GGUF file")
     a = ap.parse_args()
-    cfg = json.load(open(os.path.join(a.model_dir, "config.json")))
-    W = read_safetensors(os.path.join(a.model_dir, "model.safetensors"))
-    get = lambda *names: next(W[n] for n in names if n in W)
     overrides = []
     for spec in a.tensor_type:
         pat, sep, typ = spec.rpartition("=")
         if not sep or not pat or typ not in GGML:
             ap.error(f"--tensor-type {spec!r}: expected REGEX=TYPE with TYPE one of {', '.join(GGML)}")
         overrides.append((pat, typ))
-    w = Writer(overrides, a.ref_q8_0)
+    w = convert(a.model_dir, a.out, a.type, overrides, a.ref_q8_0, a.name, a.vocab_gguf)
+    print(f"wrote {a.out} ({os.path.getsize(a.out)} bytes, {a.type}; tensors by type: "
+          + ", ".join(f"{t} {n}" for t, n in sorted(w.written.items())) + ")")
+
+
+def convert(model_dir, out, typ="q8_0", tensor_types=(), ref_q8_0=False, name=None, vocab_gguf=None):
+    """Writes OUT from the Hugging Face folder MODEL_DIR (see the module docstring); returns the Writer."""
+    cfg = json.load(open(os.path.join(model_dir, "config.json")))
+    W = read_safetensors(os.path.join(model_dir, "model.safetensors"))
+    get = lambda *names: next(W[n] for n in names if n in W)
     arch = cfg["model_type"]
-    w.str("general.architecture", arch)
-    w.str("general.name", a.name or os.path.basename(os.path.normpath(a.model_dir)))
-    if a.type in FILE_TYPE:
-        w.u32("general.file_type", FILE_TYPE[a.type])
+    decoder = arch in DECODER_ARCH
+    w = Writer(tensor_types, ref_q8_0 or decoder)
+    w.str("general.architecture", DECODER_ARCH[arch] if decoder else arch)
+    w.str("general.name", name or os.path.basename(os.path.normpath(model_dir)))
+    if typ in FILE_TYPE:
+        w.u32("general.file_type", FILE_TYPE[typ])
     if arch == "bert":
         E = cfg["hidden_size"]
         w.u32("bert.block_count", cfg["num_hidden_layers"])
@@ -196,7 +529,7 @@ def main():
         w.f32("bert.attention.layer_norm_epsilon", cfg.get("layer_norm_eps", 1e-12))
         w.bool("bert.attention.causal", False)
         w.u32("tokenizer.ggml.token_type_count", cfg.get("type_vocab_size", 2))
-        vocab = [l.rstrip("\r\n") for l in open(os.path.join(a.model_dir, "vocab.txt"), encoding="utf-8")]
+        vocab = [l.rstrip("\r\n") for l in open(os.path.join(model_dir, "vocab.txt"), encoding="utf-8")]
         tokens = [t if (t.startswith("[") and t.endswith("]")) else (t[2:] if t.startswith("##") else "\u2581" + t) for t in vocab]
         w.str("tokenizer.ggml.model", "bert")
         w.strs("tokenizer.ggml.tokens", tokens)
@@ -204,7 +537,7 @@ def main():
         for key, tok in (("unknown", "[UNK]"), ("seperator", "[SEP]"), ("padding", "[PAD]"), ("cls", "[CLS]"), ("mask", "[MASK]")):
             w.u32(f"tokenizer.ggml.{key}_token_id", vocab.index(tok))
         p = lambda n: get("bert." + n, n)
-        w.tensor("token_embd.weight", p("embeddings.word_embeddings.weight"), a.type)
+        w.tensor("token_embd.weight", p("embeddings.word_embeddings.weight"), typ)
         w.tensor("position_embd.weight", p("embeddings.position_embeddings.weight"), "f32")
         w.tensor("token_types.weight", p("embeddings.token_type_embeddings.weight"), "f32")
         w.tensor("token_embd_norm.weight", p("embeddings.LayerNorm.weight"), "f32")
@@ -215,13 +548,13 @@ def main():
         for l in range(cfg["num_hidden_layers"]):
             for g, h in layer:
                 for wb in ("weight", "bias"):
-                    w.tensor(f"blk.{l}.{g}.{wb}", p(f"encoder.layer.{l}.{h}.{wb}"), a.type)
+                    w.tensor(f"blk.{l}.{g}.{wb}", p(f"encoder.layer.{l}.{h}.{wb}"), typ)
         if "cls.predictions.bias" in W:  # a masked LM; a BertModel (embeddings) has no head
             for n in ("cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
                       "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias", "cls.predictions.bias"):
-                w.tensor(n, W[n], a.type)
+                w.tensor(n, W[n], typ)
         # a sentence-transformers folder's pooling, as llama.cpp's convert_hf_to_gguf writes it (1 mean, 2 cls)
-        pool = os.path.join(a.model_dir, "1_Pooling", "config.json")
+        pool = os.path.join(model_dir, "1_Pooling", "config.json")
         if os.path.exists(pool):
             pc = json.load(open(pool))
             mode = 1 if pc.get("pooling_mode_mean_tokens") else 2 if pc.get("pooling_mode_cls_token") else None
@@ -236,11 +569,11 @@ def main():
         w.u32("gpt2.feed_forward_length", cfg.get("n_inner") or 4 * E)
         w.u32("gpt2.attention.head_count", cfg["n_head"])
         w.f32("gpt2.attention.layer_norm_epsilon", cfg.get("layer_norm_epsilon", 1e-5))
-        enc = json.load(open(os.path.join(a.model_dir, "vocab.json"), encoding="utf-8"))
+        enc = json.load(open(os.path.join(model_dir, "vocab.json"), encoding="utf-8"))
         tokens = [None] * (max(enc.values()) + 1)
         for t, i in enc.items():
             tokens[i] = t
-        merges = [l.rstrip("\r\n") for l in open(os.path.join(a.model_dir, "merges.txt"), encoding="utf-8")]
+        merges = [l.rstrip("\r\n") for l in open(os.path.join(model_dir, "merges.txt"), encoding="utf-8")]
         merges = [m for i, m in enumerate(merges) if m and not (i == 0 and m.startswith("#version"))]
         w.str("tokenizer.ggml.model", "gpt2")
         w.strs("tokenizer.ggml.tokens", tokens)
@@ -250,7 +583,7 @@ def main():
             w.u32("tokenizer.ggml.bos_token_id", enc["<|endoftext|>"])
             w.u32("tokenizer.ggml.eos_token_id", enc["<|endoftext|>"])
         p = lambda n: get("transformer." + n, n)
-        w.tensor("token_embd.weight", p("wte.weight"), a.type)
+        w.tensor("token_embd.weight", p("wte.weight"), typ)
         w.tensor("position_embd.weight", p("wpe.weight"), "f32")
         w.tensor("output_norm.weight", p("ln_f.weight"), "f32")
         w.tensor("output_norm.bias", p("ln_f.bias"), "f32")
@@ -259,13 +592,16 @@ def main():
         for l in range(cfg["n_layer"]):
             for g, h in layer:
                 wt = p(f"h.{l}.{h}.weight")
-                w.tensor(f"blk.{l}.{g}.weight", wt.T if wt.ndim == 2 else wt, a.type)  # Conv1D (in, out) → (out, in)
+                w.tensor(f"blk.{l}.{g}.weight", wt.T if wt.ndim == 2 else wt, typ)  # Conv1D (in, out) → (out, in)
                 w.tensor(f"blk.{l}.{g}.bias", p(f"h.{l}.{h}.bias"), "f32")
+    elif decoder:
+        write_decoder(w, cfg, W, model_dir, typ, vocab_gguf)
     else:
         raise SystemExit(f"model_type {arch} is not supported")
-    w.write(a.out)
-    print(f"wrote {a.out} ({os.path.getsize(a.out)} bytes, {a.type}; tensors by type: "
-          + ", ".join(f"{t} {n}" for t, n in sorted(w.written.items())) + ")")
+    w.write(out)
+    return w
+
+
 
 
 if __name__ == "__main__":
