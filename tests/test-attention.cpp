@@ -21,7 +21,9 @@ std::vector<float> naive(const wf::attention_args& a, std::vector<float>* probs)
                 const bool ok = (!a.causal || dist >= 0) && (a.window < 0 || std::abs(dist) <= a.window) && (!a.key_valid || a.key_valid[j]);
                 double d = 0;
                 for (int64_t e = 0; e < D; ++e) d += double(a.q[i * a.ld_q + h * D + e]) * a.k[j * a.ld_k + kv + e];
-                s[size_t(j)] = ok ? d * a.scale : -INFINITY;
+                d *= a.scale;
+                if (a.softcap > 0) d = a.softcap * std::tanh(d / a.softcap);
+                s[size_t(j)] = ok ? d : -INFINITY;
                 mx = std::max(mx, s[size_t(j)]);
             }
             double z = 0;
@@ -36,7 +38,7 @@ std::vector<float> naive(const wf::attention_args& a, std::vector<float>* probs)
 }
 
 void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, bool padding, uint32_t seed, int n_head_kv = 0,
-           int64_t window = -1) {
+           int64_t window = -1, float softcap = 0.0f) {
     INFO("window=" << window << " " << "heads=" << n_head << " kv heads=" << n_head_kv << " d=" << head_dim << " n_q=" << n_q << " n_kv=" << n_kv << " causal=" << causal
                   << " pad=" << padding);
     const int64_t E = n_head * head_dim, Ekv = (n_head_kv ? n_head_kv : n_head) * head_dim;
@@ -63,6 +65,7 @@ void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, boo
     a.q_pos = n_kv - n_q;
     a.key_valid = padding ? valid.data() : nullptr;
     a.window = window;
+    a.softcap = softcap;
     if (window >= 0)  // keep one key visible to every query: its own position
         for (int64_t j = 0; j < n_kv; ++j) valid[size_t(j)] = 1;
     std::vector<float> want_p(static_cast<size_t>(n_head * n_q * n_kv));
@@ -104,6 +107,7 @@ TEST_CASE("attention matches a naive reference with padding and causal masks", "
     check(4, 16, 13, 13, true, false, seed++, 2, 3);   // Mistral's sliding window (4 keys: itself and 3 before)
     check(4, 16, 1, 21, true, false, seed++, 2, 4);    // … a decode step far past the window
     check(3, 8, 11, 11, false, false, seed++, 0, 2);   // a bidirectional local window (ModernBERT's)
+    check(4, 16, 9, 9, true, false, seed++, 2, -1, 1.5f);  // Gemma 2's soft-capped scores (a small cap: it matters)
 }
 
 TEST_CASE("a causal query never attends to later keys", "[attention]") {

@@ -116,8 +116,31 @@ TEST_CASE("Mistral (sliding window, F16 weights) matches the reference", "[model
     check_against_reference(lm, "fixtures/mistral-tiny/golden.safetensors", kF32);
 }
 
-TEST_CASE("GGUF llama (permuted Q/K, rope_freqs) and qwen2 files equal their Hugging Face folders; Q8_0 stays close", "[models][decoders][gguf]") {
-    for (auto [folder, file] : {std::pair{"fixtures/llama-tiny", "fixtures/llama-tiny-f32.gguf"}, {"fixtures/qwen2-tiny", "fixtures/qwen2-tiny-bf16.gguf"}}) {
+TEST_CASE("Gemma (√E embeddings, (1 + w) norms, GeGLU, multi-query, head_dim ≠ hidden/heads) matches the reference", "[models][decoders]") {
+    const wf::loaded_model lm = load_dir("fixtures/gemma-tiny");
+    REQUIRE(lm.arch->name == "gemma");
+    REQUIRE(lm.m->hp().head_dim() * lm.m->hp().n_head != lm.m->hp().n_embd);
+    check_against_reference(lm, "fixtures/gemma-tiny/golden.safetensors", kF32);
+}
+
+TEST_CASE("Gemma 2 (sub-layer output norms, soft-capped scores and logits, query_pre_attn_scalar, sliding window on even layers) matches the reference",
+          "[models][decoders]") {
+    const wf::loaded_model lm = load_dir("fixtures/gemma2-tiny");
+    REQUIRE(lm.arch->name == "gemma2");
+    REQUIRE(lm.m->hp().attn_softcap > 0);
+    REQUIRE(lm.m->hp().final_softcap > 0);
+    check_against_reference(lm, "fixtures/gemma2-tiny/golden.safetensors", kF32);
+}
+
+TEST_CASE("Phi-3 (fused qkv_proj and gate_up_proj, F16 weights) matches the reference", "[models][decoders]") {
+    const wf::loaded_model lm = load_dir("fixtures/phi3-tiny");
+    REQUIRE(lm.arch->name == "phi3");
+    check_against_reference(lm, "fixtures/phi3-tiny/golden.safetensors", kF32);
+}
+
+TEST_CASE("GGUF llama (permuted Q/K, rope_freqs), qwen2, gemma (norms stored as 1 + w) and phi3 files equal their Hugging Face folders; Q8_0 stays close", "[models][decoders][gguf]") {
+    for (auto [folder, file] : {std::pair{"fixtures/llama-tiny", "fixtures/llama-tiny-f32.gguf"}, {"fixtures/qwen2-tiny", "fixtures/qwen2-tiny-bf16.gguf"},
+                                {"fixtures/gemma-tiny", "fixtures/gemma-tiny-f32.gguf"}, {"fixtures/phi3-tiny", "fixtures/phi3-tiny-f16.gguf"}}) {
         INFO(file);
         const wf::loaded_model gguf = load_file(file);
         REQUIRE(gguf.arch->name == load_dir(folder).arch->name);
@@ -146,7 +169,8 @@ TEST_CASE("Llama-style configs: errors name the field", "[models][decoders][erro
     REQUIRE_THROWS_WITH(parse(R"(, "rope_scaling": {"rope_type": "yarn", "factor": 4})"), Catch::Contains("rope_scaling type \"yarn\" is not supported"));
     REQUIRE_THROWS_WITH(parse(R"(, "rope_scaling": {"rope_type": "llama3", "factor": 8, "low_freq_factor": 4, "high_freq_factor": 1})"),
                         Catch::Contains("low_freq_factor < high_freq_factor"));
-    REQUIRE_THROWS_WITH(parse(R"(, "hidden_act": "gelu")"), Catch::Contains("hidden_act \"gelu\" is not supported"));
+    REQUIRE_THROWS_WITH(parse(R"(, "hidden_act": "mish")"), Catch::Contains("hidden_act \"mish\" is not supported"));
+    REQUIRE_THROWS_WITH(parse(R"(, "hidden_act": "relu")"), Catch::Contains("not supported by a Llama-style decoder's gate"));
     REQUIRE_THROWS_WITH(parse(R"(, "rope_theta": -1)"), Catch::Contains("rope_theta"));
     REQUIRE_THROWS_WITH(parse(R"(, "head_dim": 4096)"), Catch::Contains("head width = 4096"));
     // a head width of its own (Gemma, Qwen3): no need for hidden % heads

@@ -186,6 +186,8 @@ TEST_CASE("row-wise kernels match their scalar twins", "[kernels]") {
         wf::ref::add(yr.data(), g.data(), n);
         wf::axpy(0.37f, b.data(), y.data() + n, n);
         wf::ref::axpy(0.37f, b.data(), yr.data() + n, n);
+        wf::mul(y.data() + 2 * n, g.data(), n);
+        wf::ref::mul(yr.data() + 2 * n, g.data(), n);
         for (size_t i = 0; i < y.size(); ++i) REQUIRE(y[i] == Approx(yr[i]).margin(1e-6).epsilon(1e-6));
 
         REQUIRE(wf::dot(x.data(), g.data(), n) == Approx(wf::ref::dot(x.data(), g.data(), n)).margin(1e-5 * double(n)));

@@ -201,7 +201,7 @@ TEST_CASE("config.json: malformed, mistyped, out-of-range and contradictory fiel
     fails(R"({"hidden_size": 768})", "neither model_type nor architectures");
     fails(R"({"model_type": "bert", "n_layer": 12, "n_layer": 1000})", "duplicate key \"n_layer\"");   // C12
     fails(R"({"model_type": "bert", "type_vocab_size": 0})", "token type count = 0 is outside");        // C13
-    fails(R"({"model_type": "llama"})", "model_type \"llama\" is not supported");
+    fails(R"({"model_type": "falcon"})", "model_type \"falcon\" is not supported");
     // C3: missing fields take Hugging Face's defaults (documented)
     const wf::hparams hp = wf::parse_config(R"({"architectures": ["GPT2LMHeadModel"], "n_embd": 64, "n_head": 4})");
     REQUIRE(hp.n_ff == 256);  // n_inner null → 4·n_embd

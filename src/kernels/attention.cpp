@@ -33,7 +33,9 @@ void attention_impl(const attention_args& a) {
             if (a.window >= 0) first = std::max<int64_t>(0, at - a.window), last = std::min(last, at + a.window);
             for (int64_t j = 0; j < a.n_kv; ++j) {
                 const bool ok = j >= first && j <= last && (!a.key_valid || a.key_valid[j]);
-                scores[j] = ok ? Dot(qi, a.k + j * a.ld_k + kv, D) * a.scale : -INFINITY;
+                float s = ok ? Dot(qi, a.k + j * a.ld_k + kv, D) * a.scale : -INFINITY;
+                if (ok && a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
+                scores[j] = s;
             }
             Softmax(scores, a.n_kv);
             float* oi = a.out + i * a.ld_out + h * D;

@@ -27,6 +27,7 @@ struct attention_args {
     float* probs = nullptr;              // optional output (n_head, n_q, n_kv): the attention weights
     int head_begin = 0, head_end = -1;   // −1: all heads
     int n_head_kv = 0;                   // 0: as many as n_head
+    float softcap = 0.0f;                // Gemma 2: scores become softcap·tanh(score / softcap); 0: as they are
     int64_t window = -1;                 // sliding window: query i sees only keys j with |q_pos + i − j| ≤ window; −1: all
 };
 

@@ -37,6 +37,8 @@ void gelu_tanh(float* x, int64_t n);
 void softmax(float* x, int64_t n);
 // y += x
 void add(float* y, const float* x, int64_t n);
+// y *= x, element by element (a gated feed-forward's product after its activation)
+void mul(float* y, const float* x, int64_t n);
 // out[i, :] = table[ids[i], :] widened to f32; ids must be < table.n_rows (checked by the caller).
 void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out);
 // Σ a[i]·b[i]
@@ -55,6 +57,7 @@ void gelu_erf(float* x, int64_t n);
 void gelu_tanh(float* x, int64_t n);
 void softmax(float* x, int64_t n);
 void add(float* y, const float* x, int64_t n);
+void mul(float* y, const float* x, int64_t n);
 void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out);
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float alpha, const float* x, float* y, int64_t n);

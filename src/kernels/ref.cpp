@@ -90,6 +90,10 @@ void add(float* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }
 
+void mul(float* y, const float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] *= x[i];
+}
+
 void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out) {
     for (int64_t i = 0; i < n_ids; ++i) dequantize_row(table, ids[i], out + i * table.n_cols);
 }

@@ -195,6 +195,12 @@ void add(float* y, const float* x, int64_t n) {
     for (; i < n; ++i) y[i] += x[i];
 }
 
+void mul(float* y, const float* x, int64_t n) {
+    int64_t i = 0;
+    for (; i + W <= n; i += W) (B::load_unaligned(y + i) * B::load_unaligned(x + i)).store_unaligned(y + i);
+    for (; i < n; ++i) y[i] *= x[i];
+}
+
 void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out) {
     for (int64_t i = 0; i < n_ids; ++i) dequantize_row(table, ids[i], out + i * table.n_cols);
 }

@@ -56,11 +56,5 @@ std::unique_ptr<model> build_with(const hparams& hp, const tensor_source& src, c
 // config.json fields every BERT-like family shares under BERT's names (vocab_size, hidden_size, …, the head), and
 // embedding_size where the family has it (ELECTRA, ALBERT: default_embedding_size when config.json omits it).
 hparams bert_config(const json& j, const std::string& file, int64_t default_embedding_size = 0);
-// config.json with a family's own defaults for the keys it omits (where the family's differ from BERT's).
-inline json with_defaults(json j, std::initializer_list<std::pair<const char*, json>> defaults) {
-    for (const auto& [key, value] : defaults)
-        if (!j.contains(key)) j[key] = value;
-    return j;
-}
 
 }  // namespace wf::models

@@ -1,15 +1,18 @@
 // Llama, following Hugging Face's modeling_llama.py (LlamaDecoderLayer, LlamaAttention, LlamaMLP, LlamaRMSNorm):
-//   x = embed_tokens[ids]
+//   x = embed_tokens[ids]                                                        (Gemma: × √E)
 //   per layer (pre-norm):  x = x + W_o·Attention_causal(RoPE(W_q·h), RoPE(W_k·h), W_v·h),  h = RMSNorm_1(x)
-//                          x = x + W_down·(SiLU(W_gate·h) ⊙ W_up·h),                        h = RMSNorm_2(x)
-//   logits = RMSNorm_f(x) · W_outᵀ       (W_out = embed_tokens when tied)
+//                          x = x + W_down·(act(W_gate·h) ⊙ W_up·h),                  h = RMSNorm_2(x)
+//                          (act: SiLU; Gemma's GELU-tanh. Gemma 2 also norms each sub-layer's output before adding it)
+//   logits = RMSNorm_f(x) · W_outᵀ       (W_out = embed_tokens when tied; Gemma 2 soft-caps them)
 // Grouped-query attention: n_head_kv key/value heads, each shared by n_head / n_head_kv query heads; the KV cache
-// holds the narrower rows. The same pass runs the families built like it (models/llama.h): Qwen2's Q/K/V biases
-// and Mistral's sliding window are hyper-parameters and optional tensors, not other code.
+// holds the narrower rows. The same pass runs the families built like it (models/llama.h): Qwen2's Q/K/V biases,
+// Mistral's sliding window, Gemma's scalings and Phi-3's fused matrices are hyper-parameters, layouts and optional
+// tensors, not other code.
 #include "models/llama.h"
 
 #include <cmath>
 #include <cstring>
+#include <deque>
 
 #include "nn/ops.h"
 
@@ -20,14 +23,22 @@ struct layer {
     const float* attn_norm;  // (E) input_layernorm
     linear q, k, v;          // (H·D, E), (Hkv·D, E), (Hkv·D, E); biases where the checkpoint has them (Qwen2)
     linear o;                // (E, H·D)
-    const float* ffn_norm;   // (E) post_attention_layernorm
+    const float* post_attn_norm;  // (E) Gemma 2: on the attention's output; null: none
+    const float* ffn_norm;   // (E) before the feed-forward
     linear gate, up;         // (F, E)
     linear down;             // (E, F)
+    const float* post_ffn_norm;   // (E) Gemma 2: on the feed-forward's output; null: none
+    int64_t window;          // the attention's sliding window (attention_args::window); −1: none
 };
+
+// Rows [first, first + n) of a matrix, as a matrix of their own (a fused projection's part).
+linear rows_of(const linear& l, int64_t first, int64_t n) {
+    return {{l.w.type, n, l.w.n_cols, l.w.row(first)}, l.b ? l.b + first : nullptr};
+}
 
 class llama final : public model, public causal_lm {
 public:
-    llama(const hparams& hp, const tensor_source& src, const storage_plan& plan) : model(hp) {
+    llama(const hparams& hp, const tensor_source& src, const storage_plan& plan, const decoder_layout& layout) : model(hp) {
         weight_store s(src, plan);
         const int64_t E = hp.n_embd, F = hp.n_ff, V = hp.n_vocab, D = hp.head_dim(), Q = hp.n_head * D, KV = hp.n_head_kv * D;
         const raw_tensor& embed = s.get({"model.embed_tokens.weight"});
@@ -37,14 +48,43 @@ public:
             if (const raw_tensor* b = s.try_get({name + ".bias"})) l.b = s.vector(*b, out);
             return l;
         };
+        // an RMSNorm's weight, as the kernel multiplies by it (Gemma's 1 + w added here, once)
+        auto rms = [&](const std::string& name) -> const float* {
+            if (name.empty()) return nullptr;
+            const float* w = s.vector(s.get({name}), E);
+            if (hp.norm_weight_offset == 0.0f) return w;
+            std::vector<float>& shifted = shifted_norms_.emplace_back(w, w + E);
+            for (float& v : shifted) v += hp.norm_weight_offset;
+            return shifted.data();
+        };
         for (int64_t l = 0; l < hp.n_layer; ++l) {
             const std::string p = "model.layers." + std::to_string(l) + ".";
-            layers_.push_back({s.vector(s.get({p + "input_layernorm.weight"}), E), lin(p + "self_attn.q_proj", Q, E), lin(p + "self_attn.k_proj", KV, E),
-                               lin(p + "self_attn.v_proj", KV, E), lin(p + "self_attn.o_proj", E, Q),
-                               s.vector(s.get({p + "post_attention_layernorm.weight"}), E), lin(p + "mlp.gate_proj", F, E),
-                               lin(p + "mlp.up_proj", F, E), lin(p + "mlp.down_proj", E, F)});
+            auto norm = [&](const std::string& n) { return rms(n.empty() ? n : p + n + ".weight"); };
+            layer L{};
+            L.attn_norm = norm("input_layernorm");
+            if (layout.fused_qkv) {
+                const linear qkv = lin(p + "self_attn.qkv_proj", Q + 2 * KV, E);
+                L.q = rows_of(qkv, 0, Q), L.k = rows_of(qkv, Q, KV), L.v = rows_of(qkv, Q + KV, KV);
+            } else {
+                L.q = lin(p + "self_attn.q_proj", Q, E), L.k = lin(p + "self_attn.k_proj", KV, E), L.v = lin(p + "self_attn.v_proj", KV, E);
+            }
+            L.o = lin(p + "self_attn.o_proj", E, Q);
+            L.post_attn_norm = norm(layout.post_attn_norm);
+            L.ffn_norm = norm(layout.ffn_norm);
+            if (layout.fused_gate_up) {
+                const linear gate_up = lin(p + "mlp.gate_up_proj", 2 * F, E);
+                L.gate = rows_of(gate_up, 0, F), L.up = rows_of(gate_up, F, F);
+            } else {
+                L.gate = lin(p + "mlp.gate_proj", F, E), L.up = lin(p + "mlp.up_proj", F, E);
+            }
+            L.down = lin(p + "mlp.down_proj", E, F);
+            L.post_ffn_norm = norm(layout.post_ffn_norm);
+            const int64_t pattern = hp.sliding_window_pattern;
+            const bool slides = hp.sliding_window > 0 && (pattern == 0 || l % pattern != pattern - 1);
+            L.window = slides ? hp.sliding_window - 1 : -1;
+            layers_.push_back(L);
         }
-        norm_ = s.vector(s.get({"model.norm.weight"}), E);
+        norm_ = rms("model.norm.weight");
         const raw_tensor* head = s.try_get({"lm_head.weight"});
         if (!head && !hp.tied_embeddings) throw error(std::string(hp.arch) + ": tie_word_embeddings is false but the checkpoint has no lm_head.weight");
         out_ = !head || weight_store::same(*head, embed) ? embed_ : s.matrix(*head, V, E);
@@ -98,6 +138,8 @@ public:
         const int rot = int(hp_.n_rot > 0 ? hp_.n_rot : D);
 
         embed(embed_, ids.data(), N, x);
+        if (hp_.embedding_multiplier != 1.0f)
+            for (int64_t i = 0; i < N * E; ++i) x[i] *= hp_.embedding_multiplier;
         if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
 
         for (int64_t l = 0; l < hp_.n_layer; ++l) {
@@ -116,19 +158,27 @@ public:
                     std::memcpy(c.v(l, b, p0 + i), v + (b * T + i) * KV, size_t(KV) * 4);
                 }
                 attention_args at{q + b * T * Q, Q, c.k(l, b, 0), KV, c.v(l, b, 0), KV, a + b * T * Q, Q, T, p0 + T, int(H), int(D),
-                                  1.0f / std::sqrt(float(D)), true, p0};
+                                  hp_.attn_scale > 0.0f ? hp_.attn_scale : 1.0f / std::sqrt(float(D)), true, p0};
                 at.n_head_kv = int(Hkv);
-                at.window = hp_.sliding_window > 0 ? hp_.sliding_window - 1 : -1;
+                at.window = L.window;
+                at.softcap = hp_.attn_softcap;
                 attend(at, b == 0 ? trace : nullptr, int(l));
             }
             apply(L.o, a, N, h);
+            if (L.post_attn_norm) rms_norm(h, N, E, L.post_attn_norm, hp_.eps, h);
             add(x, h, N * E);
             // gated feed-forward
             rms_norm(x, N, E, L.ffn_norm, hp_.eps, h);
             apply(L.gate, h, N, gate);
             apply(L.up, h, N, up);
-            silu_mul(gate, up, N * F);
+            if (hp_.act == activation::silu) {
+                silu_mul(gate, up, N * F);
+            } else {
+                activate(hp_.act, gate, N * F);
+                mul(gate, up, N * F);
+            }
             apply(L.down, gate, N, h);
+            if (L.post_ffn_norm) rms_norm(h, N, E, L.post_ffn_norm, hp_.eps, h);
             add(x, h, N * E);
             if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
         }
@@ -142,6 +192,8 @@ public:
         rms_norm(last, rows, E, norm_, hp_.eps, last);
         if (s.logits.size() < size_t(rows * V)) s.logits.resize(size_t(rows * V));
         apply(linear{out_, nullptr}, last, rows, s.logits.data());
+        if (const float cap = hp_.final_softcap; cap > 0.0f)
+            for (int64_t i = 0; i < rows * V; ++i) s.logits[size_t(i)] = cap * std::tanh(s.logits[size_t(i)] / cap);
         c.n_past = p0 + T;
         return {s.logits.data(), size_t(rows * V)};
     }
@@ -152,6 +204,7 @@ private:
     const float* norm_;
     matrix_view out_;  // (V, E): embed_ (tied) unless the file has its own
     std::vector<float> inv_freq_;
+    std::deque<std::vector<float>> shifted_norms_;  // Gemma's 1 + w (a deque: the pointers stay put)
 };
 
 hparams from_config(const json& j, const std::string& file) { return llama_config(j, file); }
@@ -163,7 +216,9 @@ constexpr std::string_view gguf_architectures[] = {"llama"};
 
 }  // namespace
 
-std::unique_ptr<model> build_llama(const hparams& hp, const tensor_source& src, const storage_plan& plan) { return std::make_unique<llama>(hp, src, plan); }
+std::unique_ptr<model> build_decoder(const hparams& hp, const tensor_source& src, const storage_plan& plan, const decoder_layout& layout) {
+    return std::make_unique<llama>(hp, src, plan, layout);
+}
 
 hparams llama_config(const json& j, const std::string& file) {
     hparams hp;
@@ -180,8 +235,9 @@ hparams llama_config(const json& j, const std::string& file) {
     hp.tied_embeddings = !j.contains("tie_word_embeddings") || j["tie_word_embeddings"] != false;
     hp.bos_token_id = j.contains("bos_token_id") && j["bos_token_id"].is_number_integer() ? config_int(j, "bos_token_id", -1, file) : -1;
     hp.eos_token_id = j.contains("eos_token_id") && j["eos_token_id"].is_number_integer() ? config_int(j, "eos_token_id", -1, file) : -1;
-    const std::string act = config_string(j, "hidden_act", "silu", file);
-    if (act != "silu") throw error(file + ": hidden_act \"" + act + "\" is not supported by a Llama-style decoder (supported: silu)");
+    hp.act = parse_activation(config_string(j, "hidden_act", "silu", file), file, "hidden_act");  // of the gate
+    if (hp.act == activation::relu || hp.act == activation::tanh)
+        throw error(file + ": hidden_act \"" + config_string(j, "hidden_act", "", file) + "\" is not supported by a Llama-style decoder's gate");
     if (j.contains("pretraining_tp") && config_int(j, "pretraining_tp", 1, file) != 1)
         throw error(file + ": pretraining_tp ≠ 1 is not supported");
     if (j.contains("rope_scaling") && !j["rope_scaling"].is_null()) {
@@ -225,6 +281,7 @@ hparams llama_gguf(const gguf_file& g, const std::string& arch, bool neox) {
         else if (t != "none") throw error(g.file_name + ": " + k + "rope.scaling.type \"" + t + "\" is not supported (supported: none, linear)");
     }
     hp.rope_neox = neox;
+    hp.act = activation::silu;
     hp.tied_embeddings = !g.find("output.weight");
     if (g.has("tokenizer.ggml.bos_token_id")) hp.bos_token_id = int64_t(std::min<uint64_t>(g.get_uint("tokenizer.ggml.bos_token_id"), 1 << 30));
     if (g.has("tokenizer.ggml.eos_token_id")) hp.eos_token_id = int64_t(std::min<uint64_t>(g.get_uint("tokenizer.ggml.eos_token_id"), 1 << 30));
@@ -233,6 +290,6 @@ hparams llama_gguf(const gguf_file& g, const std::string& arch, bool neox) {
 
 
 extern const architecture llama_architecture = {
-    "llama", model_types, hf_architectures, gguf_architectures, cap_causal_lm, from_config, from_gguf, llama_gguf_names, build_llama};
+    "llama", model_types, hf_architectures, gguf_architectures, cap_causal_lm, from_config, from_gguf, llama_gguf_names, build_decoder_with<llama_layout>};
 
 }  // namespace wf::models

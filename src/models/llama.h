@@ -1,7 +1,9 @@
-// Llama and the decoders built like it — Qwen2 (biases on Q, K and V), Mistral (a sliding window), … : one
-// forward pass (llama.cpp), and per family a file (models/<family>.cpp) with its config.json defaults, its
-// GGUF reading and its names. What differs between them is hyper-parameters (hparams: rotary layout and scaling,
-// sliding window, head width) and which optional tensors the checkpoint has (biases, an untied output matrix).
+// Llama and the decoders built like it — Qwen2 (biases on Q, K and V), Mistral (a sliding window), Gemma and
+// Gemma 2 (GeGLU, scaled embeddings, (1 + w) norms, soft-capping, norms after each sub-layer), Phi-3 (fused
+// projections): one forward pass (llama.cpp), and per family a file (models/<family>.cpp) with its config.json
+// defaults, its GGUF reading, its names and its layout. What differs between them is hyper-parameters (hparams:
+// rotary layout and scaling, sliding windows, head width, soft caps), the layout (decoder_layout) and which
+// optional tensors the checkpoint has (biases, an untied output matrix).
 #pragma once
 
 #include <memory>
@@ -11,9 +13,23 @@
 
 namespace wf::models {
 
-// The decoder of modeling_llama.py on Hugging Face's names ("model.layers.N.self_attn.q_proj", …); biases are
-// read where the checkpoint has them.
-std::unique_ptr<model> build_llama(const hparams& hp, const tensor_source& src, const storage_plan& plan);
+// Where a family's layer keeps its tensors, under "model.layers.N." (Hugging Face's names), when not Llama's.
+struct decoder_layout {
+    std::string ffn_norm = "post_attention_layernorm";  // the norm before the feed-forward
+    std::string post_attn_norm, post_ffn_norm;          // Gemma 2: norms of each sub-layer's output; "": none
+    bool fused_qkv = false;      // Phi-3: self_attn.qkv_proj holds Q's, K's and V's rows
+    bool fused_gate_up = false;  // Phi-3: mlp.gate_up_proj holds the gate's rows, then up's
+};
+
+// The decoder of modeling_llama.py on Hugging Face's names ("model.layers.N.self_attn.q_proj", …) with the
+// family's layout; biases are read where the checkpoint has them.
+std::unique_ptr<model> build_decoder(const hparams& hp, const tensor_source& src, const storage_plan& plan, const decoder_layout& layout);
+// A family's `build` for its architecture entry.
+template <decoder_layout (*layout)()>
+std::unique_ptr<model> build_decoder_with(const hparams& hp, const tensor_source& src, const storage_plan& plan) {
+    return build_decoder(hp, src, plan, layout());
+}
+inline decoder_layout llama_layout() { return {}; }
 
 // config.json fields these families share under Llama's names (vocab_size, hidden_size, num_key_value_heads,
 // head_dim, rope_theta, rope_scaling, tie_word_embeddings, …); the context is the trained one, at most max_context.

@@ -19,6 +19,6 @@ constexpr std::string_view hf_architectures[] = {"MistralForCausalLM"};
 }  // namespace
 
 extern const architecture mistral_architecture = {
-    "mistral", model_types, hf_architectures, {}, cap_causal_lm, from_config, nullptr, {}, build_llama};
+    "mistral", model_types, hf_architectures, {}, cap_causal_lm, from_config, nullptr, {}, build_decoder_with<llama_layout>};
 
 }  // namespace wf::models

@@ -21,6 +21,6 @@ constexpr std::string_view gguf_architectures[] = {"qwen2"};
 }  // namespace
 
 extern const architecture qwen2_architecture = {
-    "qwen2", model_types, hf_architectures, gguf_architectures, cap_causal_lm, from_config, from_gguf, llama_gguf_names, build_llama};
+    "qwen2", model_types, hf_architectures, gguf_architectures, cap_causal_lm, from_config, from_gguf, llama_gguf_names, build_decoder_with<llama_layout>};
 
 }  // namespace wf::models

@@ -8,7 +8,8 @@ namespace wf {
 
 namespace models {
 extern const architecture bert_architecture, albert_architecture, distilbert_architecture, roberta_architecture, electra_architecture, gpt2_architecture,
-    llama_architecture, qwen2_architecture, mistral_architecture;
+    llama_architecture, qwen2_architecture, mistral_architecture, gemma_architecture,
+    gemma2_architecture, phi3_architecture;
 }
 
 namespace {
@@ -23,6 +24,9 @@ constexpr const architecture* kArchitectures[] = {
     &models::llama_architecture,
     &models::qwen2_architecture,
     &models::mistral_architecture,
+    &models::gemma_architecture,
+    &models::gemma2_architecture,
+    &models::phi3_architecture,
 };
 
 template <class Field>

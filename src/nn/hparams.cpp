@@ -31,6 +31,12 @@ void validate_hparams(const hparams& hp, const std::string& what) {
     if (hp.n_rot % 2 != 0) throw error(what + ": rotary dimensions (" + std::to_string(hp.n_rot) + ") must be even");
     if (!(hp.rope_theta > 0.0f && std::isfinite(hp.rope_theta))) throw error(what + ": rope_theta " + std::to_string(hp.rope_theta) + " must be positive");
     cap("sliding window", hp.sliding_window, 0, 1 << 30);
+    cap("sliding window pattern", hp.sliding_window_pattern, 0, 1024);
+    for (auto [name, v] : {std::pair{"attention soft cap", hp.attn_softcap}, {"final logit soft cap", hp.final_softcap}, {"attention scale", hp.attn_scale},
+                           {"norm weight offset", hp.norm_weight_offset}})
+        if (!(v >= 0.0f && v <= 1e6f)) throw error(what + ": " + name + " " + std::to_string(v) + " is outside [0, 1e6]");
+    if (!(hp.embedding_multiplier > 0.0f && hp.embedding_multiplier <= 1e6f))
+        throw error(what + ": embedding multiplier " + std::to_string(hp.embedding_multiplier) + " is outside (0, 1e6]");
     const auto& rs = hp.rope_scaling;
     if (!rs.type.empty()) {
         if (rs.type != "linear" && rs.type != "llama3")
@@ -75,7 +81,8 @@ activation parse_activation(const std::string& name, const std::string& what, co
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return activation::gelu_tanh;
     if (name == "relu") return activation::relu;
     if (name == "tanh") return activation::tanh;
-    throw error(what + ": " + key + " \"" + name + "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, tanh)");
+    if (name == "silu") return activation::silu;
+    throw error(what + ": " + key + " \"" + name + "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, tanh, silu)");
 }
 
 int64_t config_int(const json& j, const char* key, int64_t dflt, const std::string& file) {

@@ -13,8 +13,8 @@
 namespace wf {
 
 // gelu_erf: BERT "gelu"; gelu_tanh: GPT-2 "gelu_new"; relu and tanh: classification heads (and DistilBERT's
-// "relu" feed-forward).
-enum class activation { gelu_erf, gelu_tanh, relu, tanh };
+// "relu" feed-forward); silu: Llama's gate.
+enum class activation { gelu_erf, gelu_tanh, relu, tanh, silu };
 
 struct hparams {
     std::string arch;          // the registry's name of the family ("bert", "gpt2")
@@ -53,6 +53,14 @@ struct hparams {
     } rope_scaling;
     int64_t sliding_window = 0;   // Mistral: a query sees itself and the sliding_window − 1 positions before it; 0: all
     bool tied_embeddings = true;  // the output matrix is the token embeddings unless the file has its own
+    // Gemma's and Gemma 2's differences from Llama
+    float embedding_multiplier = 1.0f;   // Gemma: the token embeddings × √n_embd
+    float norm_weight_offset = 0.0f;     // Gemma's RMSNorm scales by (1 + w): 1 (llama.cpp's Gemma GGUF files store 1 + w: 0)
+    float attn_softcap = 0.0f;           // Gemma 2: scores become c·tanh(score / c); 0: none
+    float final_softcap = 0.0f;          // Gemma 2: logits become c·tanh(logit / c); 0: none
+    float attn_scale = 0.0f;             // Gemma 2: query_pre_attn_scalar^−½; 0: head_dim^−½
+    int64_t sliding_window_pattern = 0;  // with a sliding window: layer l slides unless l % pattern == pattern − 1
+                                         // (Gemma 2: 2, its even layers slide); 0: every layer slides
     // Per dimension pair, the frequencies of the rotation: theta^(−2i/n_rot), rescaled as rope_scaling says.
     std::vector<float> rope_inv_freq() const;
 };
@@ -73,6 +81,12 @@ activation parse_activation(const std::string& name, const std::string& what, co
 int64_t config_int(const json& j, const char* key, int64_t dflt, const std::string& file);
 double config_float(const json& j, const char* key, double dflt, const std::string& file);
 std::string config_string(const json& j, const char* key, const std::string& dflt, const std::string& file);
+// config.json with a family's own defaults for the keys it omits (where the family's differ from its base's).
+inline json with_defaults(json j, std::initializer_list<std::pair<const char*, json>> defaults) {
+    for (const auto& [key, value] : defaults)
+        if (!j.contains(key)) j[key] = value;
+    return j;
+}
 
 // The metadata every llama.cpp architecture writes ("{arch}.block_count", ".context_length", ".embedding_length",
 // ".feed_forward_length", ".attention.head_count", ".attention.head_count_kv" if present), n_vocab from

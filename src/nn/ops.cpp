@@ -36,10 +36,17 @@ void relu(float* x, int64_t n) {
 void tanh_(float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
 }
+void silu(float* x, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
 }  // namespace
 
 void activate(activation a, float* x, int64_t n) {
-    void (*f)(float*, int64_t) = a == activation::gelu_erf ? gelu_erf : a == activation::gelu_tanh ? gelu_tanh : a == activation::relu ? relu : tanh_;
+    void (*f)(float*, int64_t) = a == activation::gelu_erf    ? gelu_erf
+                                 : a == activation::gelu_tanh ? gelu_tanh
+                                 : a == activation::relu      ? relu
+                                 : a == activation::silu      ? silu
+                                                              : tanh_;
     if (n < min_parallel_work) return f(x, n);
     parallel_for(n, 4096, [&](int64_t b, int64_t e) { f(x + b, e - b); });
 }

@@ -1,4 +1,4 @@
-// Llama-style decoders through the package as users call it: Hugging Face folders (tokenizer.model with Llama's
+// Llama-style decoders (Llama, Qwen2, Mistral, Gemma, Gemma 2, Phi-3) through the package as users call it: Hugging Face folders (tokenizer.model with Llama's
 // BOS, GPT-2's vocab.json + merges.txt for Qwen2) and llama.cpp GGUF files load, their tokenizers give the ids the
 // PyTorch reference was fed, and greedy text generation continues exactly as the reference
 // (tools/reference/make_decoder_fixtures.py → tests/data/fixtures/*/golden.safetensors).
@@ -16,6 +16,11 @@ const cases = [
   { source: 'qwen2-tiny', golden: 'qwen2-tiny', arch: 'qwen2' },
   { source: 'qwen2-tiny-bf16.gguf', golden: 'qwen2-tiny', arch: 'qwen2' },
   { source: 'mistral-tiny', golden: 'mistral-tiny', arch: 'mistral' },
+  { source: 'gemma-tiny', golden: 'gemma-tiny', arch: 'gemma' },
+  { source: 'gemma-tiny-f32.gguf', golden: 'gemma-tiny', arch: 'gemma' },
+  { source: 'gemma2-tiny', golden: 'gemma2-tiny', arch: 'gemma2' },
+  { source: 'phi3-tiny', golden: 'phi3-tiny', arch: 'phi3' },
+  { source: 'phi3-tiny-f16.gguf', golden: 'phi3-tiny', arch: 'phi3' },
 ];
 
 for (const c of cases) {

@@ -46,6 +46,42 @@ Decoders (config.json model_type llama, mistral, qwen2), as llama.cpp's convert_
     token types) or vocab.json + merges.txt (model "gpt2", pre "gpt-2"); then from tokenizer_config.json
     tokenizer.chat_template and, where the copied entries lack them, tokenizer.ggml.add_bos_token/add_eos_token.
     q8_0 uses llama.cpp's rounding (ggml_quants) for decoders.
+Gemma, Gemma 2 and Phi-3 (model_type gemma, gemma2, phi3; write_decoder_extra), as convert_hf_to_gguf.py's
+GemmaModel, Gemma2Model and Phi3MiniModel write them:
+  - gemma / gemma2: {arch}.context_length, .embedding_length, .block_count, .feed_forward_length,
+    .attention.head_count, .attention.head_count_kv, .attention.layer_norm_rms_epsilon, .attention.key_length and
+    .value_length (= head_dim), and for gemma2 also .attn_logit_softcapping, .final_logit_softcapping (f32) and
+    .attention.sliding_window (u32); general.quantization_version 2. Like the converter, no rope.freq_base, no
+    rope.dimension_count and no vocab_size (llama.cpp's defaults: 10000 and key_length), so a rope_theta other
+    than 10000 is refused. Tensors token_embd, blk.N.{attn_norm, attn_q, attn_k, attn_v, attn_output, ffn_norm,
+    ffn_gate, ffn_up, ffn_down}, output_norm; gemma2 maps input_layernorm → attn_norm, post_attention_layernorm →
+    post_attention_norm, pre_feedforward_layernorm → ffn_norm, post_feedforward_layernorm → post_ffw_norm. No
+    output tensor: llama.cpp's Gemma always ties the head to token_embd (the converter drops lm_head.weight; an
+    untied Gemma is refused). Q/K are NOT permuted (llama.cpp rotates Gemma in the NeoX layout, i.e. HF's halves).
+    Every tensor whose HF name ends in "norm.weight" is written as 1 + w (GemmaRMSNorm multiplies by 1 + w; the
+    converter's modify_tensors adds the 1 so that llama.cpp multiplies by the stored weight as for any RMSNorm).
+    The converter adds it in the dtype the tensor has at that point: BF16 tensors were widened to f32 before
+    (exact, as HF's (1 + w.float())), F16 tensors are still F16 (1 + w rounded to f16), F32 stays f32; this
+    script does the same (`gemma_norm_plus_one`).
+    llama.cpp takes Gemma 2's attention scale from the model size, not from the file: 1/sqrt(head_dim), or
+    1/sqrt(hidden/heads) for the 46-layer 27B; a config whose query_pre_attn_scalar differs from that value cannot
+    be written (refused), nor one without both soft-caps, nor layer_types other than llama.cpp's fixed pattern
+    (set_swa_pattern(2): the even layers slide, as HF's default).
+    The converter's CodeGemma special-token ids (prefix 67, suffix 69, middle 68, fsep 70, eot 107) belong to
+    Gemma's own vocabulary and are not written; tokenizer.ggml.add_space_prefix false (which the converter writes
+    for Gemma's own tokenizer.model, whose normalizer has no dummy prefix) is written only when the folder's
+    tokenizer.model has add_dummy_prefix false.
+  - phi3: phi3.context_length, .rope.scaling.original_context_length (original_max_position_embeddings, which
+    the converter requires), .embedding_length, .feed_forward_length, .block_count, .attention.head_count,
+    .attention.head_count_kv, .attention.layer_norm_rms_epsilon, .rope.dimension_count
+    (int(partial_rotary_factor · hidden) // heads), .rope.freq_base, .attention.sliding_window (0 when null, as
+    the converter marks Phi-4; llama.cpp currently disables Phi's sliding window whatever the value);
+    general.quantization_version 2. Tensors token_embd, blk.N.{attn_norm, attn_qkv (HF's fused qkv_proj as is:
+    rows Q, K, V), attn_output, ffn_norm, ffn_up (HF's gate_up_proj as is: 2·intermediate rows, gate then up;
+    llama.cpp's fused SwiGLU takes silu of the first half times the second), ffn_down}, output_norm, output. No
+    permutation (NeoX layout). rope_scaling (longrope's rope_factors_long/short) is refused, as is a
+    partial_rotary_factor other than 1 and an explicit head_dim other than hidden/heads.
+  - tokenizer as for the other decoders (--vocab-gguf copies llama.cpp's entries).
 `read_gguf(path)` reads a GGUF file back (metadata, tensors; dequantized to f32 with `tensor_f32`), and
 `unpermute_qk` undoes the Q/K permutation.
 """
@@ -334,6 +370,8 @@ def write_vocab_from_files(w, cfg, model_dir, tok_cfg):
 
 
 def write_decoder(w, cfg, W, model_dir, typ, vocab_gguf=None):
+    if cfg["model_type"] in EXTRA_DECODERS:
+        return write_decoder_extra(w, cfg, W, model_dir, typ, vocab_gguf)
     mt = cfg["model_type"]
     arch = DECODER_ARCH[mt]
     E, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
@@ -409,6 +447,169 @@ def write_decoder(w, cfg, W, model_dir, typ, vocab_gguf=None):
                 w.tensor(f"blk.{l}.{g}.{wb}", a, typ if wb == "weight" else "f32")
     w.tensor("output_norm.weight", W["model.norm.weight"], "f32")
     if not cfg.get("tie_word_embeddings", False):
+        w.tensor("output.weight", W["lm_head.weight"], typ)
+
+
+# ------------------------------------------------------------------------------ Gemma, Gemma 2, Phi-3 (additions)
+EXTRA_DECODERS = {"gemma": "gemma", "gemma2": "gemma2", "phi3": "phi3"}
+DECODER_ARCH.update(EXTRA_DECODERS)
+
+
+def safetensors_dtypes(path):
+    """name → the safetensors dtype string ("F32", "BF16", "F16", …) from the file's header."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+    return {k: v["dtype"] for k, v in header.items() if k != "__metadata__"}
+
+
+def gemma_norm_plus_one(a, src_dtype):
+    """1 + w as convert_hf_to_gguf's Gemma classes compute it: in f16 for an F16 tensor (BF16 is widened to f32
+    before modify_tensors; F16 is not), in f32 otherwise."""
+    if src_dtype == "F16":
+        return (np.asarray(a, np.float16) + np.float16(1)).astype(np.float32)
+    return np.asarray(a, np.float32) + np.float32(1)
+
+
+def sentencepiece_add_dummy_prefix(path):
+    """normalizer_spec.add_dummy_prefix of a tokenizer.model (protobuf default: true)."""
+    for num, wt, v in _pb_fields(open(path, "rb").read()):
+        if num == 3 and wt == 2:
+            for n2, w2, v2 in _pb_fields(v):
+                if n2 == 3 and w2 == 0:
+                    return bool(v2)
+    return True
+
+
+def _decoder_tokenizer(w, cfg, model_dir, vocab_gguf):
+    """tokenizer.* for write_decoder_extra, with write_decoder's rules: llama.cpp's entries copied from vocab_gguf
+    (or built from the folder's files), then add_bos/add_eos from tokenizer_config.json where not copied (and
+    checked against the copy where copied), and its chat template."""
+    tc_path = os.path.join(model_dir, "tokenizer_config.json")
+    tok_cfg = json.load(open(tc_path, encoding="utf-8")) if os.path.exists(tc_path) else {}
+    have, src = set(), None
+    if vocab_gguf:
+        src = read_gguf(vocab_gguf, tensors=False)
+        for k, entry in src["kv_raw"].items():
+            if k.startswith("tokenizer.ggml."):
+                w.raw(entry)
+                have.add(k)
+        n_tok = len(src["kv"]["tokenizer.ggml.tokens"])
+        if n_tok != cfg["vocab_size"]:
+            raise SystemExit(f"{vocab_gguf}: {n_tok} tokens, the model has vocab_size {cfg['vocab_size']}")
+    else:
+        write_vocab_from_files(w, cfg, model_dir, tok_cfg)
+    for key in ("add_bos_token", "add_eos_token"):
+        if key in tok_cfg:
+            k = "tokenizer.ggml." + key
+            if k in have:
+                if bool(src["kv"][k]) != bool(tok_cfg[key]):
+                    raise SystemExit(f"{vocab_gguf}: {k} = {src['kv'][k]}, tokenizer_config.json says {tok_cfg[key]}")
+            else:
+                w.bool(k, bool(tok_cfg[key]))
+    spm = os.path.join(model_dir, "tokenizer.model")
+    if (cfg["model_type"] in ("gemma", "gemma2") and os.path.exists(spm) and not sentencepiece_add_dummy_prefix(spm)
+            and "tokenizer.ggml.add_space_prefix" not in have):
+        w.bool("tokenizer.ggml.add_space_prefix", False)
+    if isinstance(tok_cfg.get("chat_template"), str):
+        w.str("tokenizer.chat_template", tok_cfg["chat_template"])
+
+
+def write_decoder_extra(w, cfg, W, model_dir, typ, vocab_gguf=None):
+    """Gemma, Gemma 2 and Phi-3 (see the module docstring)."""
+    mt = cfg["model_type"]
+    arch = EXTRA_DECODERS[mt]
+    E, H, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"]
+    KV = cfg.get("num_key_value_heads") or H
+    p = arch + "."
+    if cfg.get("rope_scaling"):
+        raise SystemExit(f"{model_dir}: rope_scaling {cfg['rope_scaling']} is not written for {mt}")
+    gemma = mt in ("gemma", "gemma2")
+    if gemma:
+        D = cfg.get("head_dim") or E // H
+        act = {cfg.get("hidden_activation"), cfg.get("hidden_act")} - {None}
+        if act - {"gelu_pytorch_tanh"}:
+            raise SystemExit(f"{model_dir}: activation {sorted(act)}: llama.cpp's Gemma uses gelu (tanh)")
+        if float(cfg.get("rope_theta", 10000.0)) != 10000.0:
+            raise SystemExit(f"{model_dir}: rope_theta {cfg['rope_theta']}: the converter writes no rope.freq_base "
+                             "for Gemma, so llama.cpp would use 10000")
+        if not cfg.get("tie_word_embeddings", True):
+            raise SystemExit(f"{model_dir}: an untied Gemma: llama.cpp's Gemma always uses token_embd as the head")
+        if mt == "gemma2":
+            if cfg.get("attn_logit_softcapping") is None or cfg.get("final_logit_softcapping") is None:
+                raise SystemExit(f"{model_dir}: llama.cpp's gemma2 always soft-caps (50 and 30 when the keys are "
+                                 "absent): a config without both caps cannot be written")
+            scale_dim = E // H if L == 46 else D
+            if cfg.get("query_pre_attn_scalar") != scale_dim:
+                raise SystemExit(f"{model_dir}: query_pre_attn_scalar {cfg.get('query_pre_attn_scalar')}: llama.cpp's "
+                                 f"gemma2 scales attention by 1/sqrt({scale_dim}) whatever the file says (its scale "
+                                 "comes from the model size), so this Gemma 2 cannot be written as GGUF")
+            even = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(L)]
+            if cfg.get("layer_types") not in (None, even):
+                raise SystemExit(f"{model_dir}: layer_types {cfg['layer_types']}: llama.cpp's gemma2 slides on the "
+                                 "even layers only")
+            if not cfg.get("sliding_window"):
+                raise SystemExit(f"{model_dir}: gemma2 without sliding_window")
+        w.u32(p + "context_length", cfg["max_position_embeddings"])
+        w.u32(p + "embedding_length", E)
+        w.u32(p + "block_count", L)
+        w.u32(p + "feed_forward_length", cfg["intermediate_size"])
+        w.u32(p + "attention.head_count", H)
+        w.u32(p + "attention.head_count_kv", KV)
+        w.f32(p + "attention.layer_norm_rms_epsilon", cfg.get("rms_norm_eps", 1e-6))
+        w.u32(p + "attention.key_length", D)
+        w.u32(p + "attention.value_length", D)
+        if mt == "gemma2":
+            w.f32(p + "attn_logit_softcapping", cfg["attn_logit_softcapping"])
+            w.f32(p + "final_logit_softcapping", cfg["final_logit_softcapping"])
+            w.u32(p + "attention.sliding_window", cfg["sliding_window"])
+    else:  # phi3
+        if cfg.get("partial_rotary_factor", 1.0) != 1.0:
+            raise SystemExit(f"{model_dir}: partial_rotary_factor {cfg['partial_rotary_factor']} is not written")
+        if cfg.get("head_dim") not in (None, E // H):
+            raise SystemExit(f"{model_dir}: head_dim {cfg['head_dim']} ≠ hidden/heads: the converter assumes hidden/heads")
+        if cfg.get("hidden_act", "silu") != "silu":
+            raise SystemExit(f"{model_dir}: hidden_act {cfg['hidden_act']!r}")
+        if "original_max_position_embeddings" not in cfg:
+            raise SystemExit(f"{model_dir}: the converter requires original_max_position_embeddings")
+        w.u32(p + "context_length", cfg["max_position_embeddings"])
+        w.u32(p + "rope.scaling.original_context_length", cfg["original_max_position_embeddings"])
+        w.u32(p + "embedding_length", E)
+        w.u32(p + "feed_forward_length", cfg["intermediate_size"])
+        w.u32(p + "block_count", L)
+        w.u32(p + "attention.head_count", H)
+        w.u32(p + "attention.head_count_kv", KV)
+        w.f32(p + "attention.layer_norm_rms_epsilon", cfg.get("rms_norm_eps", 1e-5))
+        w.u32(p + "rope.dimension_count", int(cfg.get("partial_rotary_factor", 1.0) * E) // H)
+        w.f32(p + "rope.freq_base", cfg.get("rope_theta", 10000.0))
+        w.u32(p + "attention.sliding_window", cfg.get("sliding_window") or 0)
+    w.u32("general.quantization_version", 2)
+    _decoder_tokenizer(w, cfg, model_dir, vocab_gguf)
+
+    dtypes = safetensors_dtypes(os.path.join(model_dir, "model.safetensors"))
+    w.tensor("token_embd.weight", W["model.embed_tokens.weight"], typ)
+    if mt == "phi3":
+        names = [("attn_norm", "input_layernorm"), ("attn_qkv", "self_attn.qkv_proj"), ("attn_output", "self_attn.o_proj"),
+                 ("ffn_norm", "post_attention_layernorm"), ("ffn_up", "mlp.gate_up_proj"), ("ffn_down", "mlp.down_proj")]
+    else:
+        names = [("attn_norm", "input_layernorm"), ("attn_q", "self_attn.q_proj"), ("attn_k", "self_attn.k_proj"),
+                 ("attn_v", "self_attn.v_proj"), ("attn_output", "self_attn.o_proj")]
+        if mt == "gemma2":
+            names += [("post_attention_norm", "post_attention_layernorm"), ("ffn_norm", "pre_feedforward_layernorm"),
+                      ("post_ffw_norm", "post_feedforward_layernorm")]
+        else:
+            names += [("ffn_norm", "post_attention_layernorm")]
+        names += [("ffn_gate", "mlp.gate_proj"), ("ffn_up", "mlp.up_proj"), ("ffn_down", "mlp.down_proj")]
+    for l in range(L):
+        for g, h in names:
+            key = f"model.layers.{l}.{h}.weight"
+            a = W[key]
+            if gemma and key.endswith("norm.weight"):
+                a = gemma_norm_plus_one(a, dtypes[key])
+            w.tensor(f"blk.{l}.{g}.weight", a, typ)
+    norm = W["model.norm.weight"]
+    w.tensor("output_norm.weight", gemma_norm_plus_one(norm, dtypes["model.norm.weight"]) if gemma else norm, "f32")
+    if mt == "phi3":
         w.tensor("output.weight", W["lm_head.weight"], typ)
 
 
