@@ -16,10 +16,22 @@ namespace u = unicode;
 
 namespace {
 
-// The pre-tokenizers by the regular expression tokenizer.json writes for them (its Split pre-tokenizers); each is
-// matched by hand below. ByteLevel with use_regex is GPT-2's.
+// The pre-tokenizers by the regular expression tokenizer.json's Split writes for them; each is matched by hand
+// below. ByteLevel with use_regex is GPT-2's; smollm is no Split but Digits + ByteLevel (load.cpp).
 constexpr std::pair<pre_tokenizer, std::string_view> kPatterns[] = {
     {pre_tokenizer::gpt2, R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)"},
+    {pre_tokenizer::llama3, R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
+    {pre_tokenizer::qwen2, R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)"},
+};
+
+// GGUF's tokenizer.ggml.pre values (llama.cpp's names, src/llama-vocab.cpp) whose Hugging Face pre-tokenizer is one
+// of ours. llama.cpp's "default" is a chain of its own (punctuation runs first, then GPT-2's expression, then digit
+// triples) that no Hugging Face tokenizer has; a byte-level vocabulary that says "default", or nothing (files from
+// before the key), is GPT-2's, as llama.cpp tokenized them then.
+constexpr std::pair<std::string_view, pre_tokenizer> kGgufNames[] = {
+    {"default", pre_tokenizer::gpt2},     {"gpt-2", pre_tokenizer::gpt2},       {"phi-2", pre_tokenizer::gpt2},
+    {"llama-bpe", pre_tokenizer::llama3}, {"llama3", pre_tokenizer::llama3},    {"llama-v3", pre_tokenizer::llama3},
+    {"qwen2", pre_tokenizer::qwen2},      {"smollm", pre_tokenizer::smollm},    {"starcoder", pre_tokenizer::smollm},
 };
 
 // GPT-2's reversible byte → printable code point map.
@@ -34,47 +46,100 @@ std::array<char32_t, 256> byte_to_unicode() {
     return m;
 }
 
-bool gpt2_other(char32_t c) { return !u::is_white_space(c) && !u::is_letter(c) && !u::is_number(c); }
+// The regular expressions share one shape, alternatives tried in this order at each position (leftmost-first, as
+// Hugging Face's regex engine): contractions | letters | numbers | punctuation | newlines | whitespace. They differ
+// in these rules:
+struct regex_rules {
+    bool any_case;   // (?i:'s|'t|…): contractions in either case (llama3) or lower case only (gpt2)
+    bool any_lead;   // [^\r\n\p{L}\p{N}]?\p{L}+: a letter run takes any one character before it but CR, LF or a
+                     // number (llama3); ' ?\p{L}+': only a space (gpt2)
+    int max_digits;  // \p{N}{1,max_digits}, no leading space (llama3: 3, qwen2: 1); 0: ' ?\p{N}+' (gpt2)
+    bool newlines;   // punctuation takes the CR/LF after it ([\r\n]*), and \s*[\r\n]+ comes before the whitespace
+                     // rules (llama3)
+};
+constexpr regex_rules kGpt2Rules{false, false, 0, false}, kLlama3Rules{true, true, 3, true}, kQwen2Rules{true, true, 1, true};
 
-std::vector<std::string> gpt2_pieces(std::string_view text) {
-    // 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+   — matched by hand, in that order
-    const std::u32string s = u::utf8_decode(text);
+bool is_other(char32_t c) { return !u::is_white_space(c) && !u::is_letter(c) && !u::is_number(c); }  // [^\s\p{L}\p{N}]
+bool is_newline(char32_t c) { return c == '\r' || c == '\n'; }
+
+// c as the contraction letter it matches: under (?i) ASCII capitals fold to lower case, and so does U+017F (long s)
+// to 's' (Unicode's simple case folding, which Hugging Face's regex engines use; it folds nothing else to d l m r s t v e)
+char32_t contraction_letter(char32_t c, bool any_case) {
+    if (!any_case) return c;
+    if (c >= 'A' && c <= 'Z') return c + 32;
+    return c == 0x17F ? char32_t('s') : c;
+}
+
+// Appends the pieces of s (a whole text, or the stretch between two isolated digits: lookaheads end there).
+void split_by_rules(std::u32string_view s, const regex_rules& r, std::vector<std::string>& out) {
     const size_t n = s.size();
-    std::vector<std::string> out;
-    auto run = [&](size_t from, bool (*pred)(char32_t)) {
+    auto run = [&](size_t from, auto pred, size_t limit = SIZE_MAX) {  // the end of the run of pred from `from`
         size_t j = from;
-        while (j < n && pred(s[j])) ++j;
+        while (j < n && j - from < limit && pred(s[j])) ++j;
         return j;
     };
-    size_t i = 0;
-    while (i < n) {
+    auto letter = [](char32_t x) { return u::is_letter(x); };
+    auto number = [](char32_t x) { return u::is_number(x); };
+    for (size_t i = 0; i < n;) {
         const char32_t c = s[i];
         size_t end = 0;
+        // 's|'t|'re|'ve|'m|'ll|'d
         if (c == '\'' && i + 1 < n) {
-            const char32_t d = s[i + 1];
+            const char32_t d = contraction_letter(s[i + 1], r.any_case), e = i + 2 < n ? contraction_letter(s[i + 2], r.any_case) : 0;
             if (d == 's' || d == 't' || d == 'm' || d == 'd') end = i + 2;
-            else if (i + 2 < n && ((d == 'r' && s[i + 2] == 'e') || (d == 'v' && s[i + 2] == 'e') || (d == 'l' && s[i + 2] == 'l'))) end = i + 3;
+            else if ((d == 'r' && e == 'e') || (d == 'v' && e == 'e') || (d == 'l' && e == 'l')) end = i + 3;
         }
-        const size_t body = (c == ' ' && i + 1 < n) ? i + 1 : i;  // the optional leading space
-        if (!end && u::is_letter(s[body])) end = run(body, [](char32_t x) { return u::is_letter(x); });
-        if (!end && u::is_number(s[body])) end = run(body, [](char32_t x) { return u::is_number(x); });
-        if (!end && gpt2_other(s[body])) end = run(body, gpt2_other);
-        if (!end) {  // whitespace: \s+(?!\S) leaves the last space to the next word, else \s+
+        // where s[i] is none of the runs below, it may be the one character a run takes before it (then s[i + 1]
+        // starts the run): any but CR, LF or a number before letters under any_lead, else only a space
+        const bool next = i + 1 < n;
+        // letters: [^\r\n\p{L}\p{N}]?\p{L}+ or ' ?\p{L}+'
+        if (!end && u::is_letter(c)) end = run(i, letter);
+        if (!end && next && u::is_letter(s[i + 1]) && (r.any_lead ? !is_newline(c) && !u::is_number(c) : c == ' ')) end = run(i + 1, letter);
+        // numbers: \p{N}{1,max_digits} or ' ?\p{N}+'
+        if (!end && u::is_number(c)) end = r.max_digits ? run(i, number, size_t(r.max_digits)) : run(i, number);
+        if (!end && !r.max_digits && next && c == ' ' && u::is_number(s[i + 1])) end = run(i + 1, number);
+        // punctuation: ' ?[^\s\p{L}\p{N}]+', then [\r\n]* where the rules say so
+        if (!end && (is_other(c) || (next && c == ' ' && is_other(s[i + 1])))) {
+            end = run(is_other(c) ? i : i + 1, is_other);
+            if (r.newlines) end = run(end, is_newline);
+        }
+        if (!end) {  // s[i] is whitespace: the others cannot start here
             const size_t e = run(i, [](char32_t x) { return u::is_white_space(x); });
-            end = (e == n || e - i < 2) ? e : e - 1;
+            size_t last_newline = e;
+            if (r.newlines)  // \s*[\r\n]+: the run up to its last CR or LF, when it has one
+                for (size_t k = i; k < e; ++k)
+                    if (is_newline(s[k])) last_newline = k;
+            if (last_newline < e) end = last_newline + 1;
+            else end = (e == n || e - i < 2) ? e : e - 1;  // \s+(?!\S) leaves the last space to the next piece, else \s+
         }
-        out.push_back(u::utf8_encode(std::u32string_view(s).substr(i, end - i)));
+        out.push_back(u::utf8_encode(s.substr(i, end - i)));
         i = end;
     }
-    return out;
+}
+
+// Hugging Face's Digits pre-tokenizer with individual_digits (char::is_numeric: \p{N}), then GPT-2's expression on
+// each stretch between the digits.
+void split_digits_then_gpt2(std::u32string_view s, std::vector<std::string>& out) {
+    size_t from = 0;
+    for (size_t k = 0; k <= s.size(); ++k) {
+        if (k < s.size() && !u::is_number(s[k])) continue;
+        split_by_rules(s.substr(from, k - from), kGpt2Rules, out);
+        if (k < s.size()) out.push_back(u::utf8_encode(s.substr(k, 1)));
+        from = k + 1;
+    }
 }
 }  // namespace
 
 std::vector<std::string> bpe_tokenizer::pre_tokenize(std::string_view text, pre_tokenizer kind) {
+    const std::u32string s = u::utf8_decode(text);  // ill-formed bytes are U+FFFD, as Hugging Face receives them
+    std::vector<std::string> out;
     switch (kind) {
-    case pre_tokenizer::gpt2: return gpt2_pieces(text);
+    case pre_tokenizer::gpt2: split_by_rules(s, kGpt2Rules, out); break;
+    case pre_tokenizer::llama3: split_by_rules(s, kLlama3Rules, out); break;
+    case pre_tokenizer::qwen2: split_by_rules(s, kQwen2Rules, out); break;
+    case pre_tokenizer::smollm: split_digits_then_gpt2(s, out); break;
     }
-    return {};
+    return out;
 }
 
 std::optional<pre_tokenizer> pre_tokenizer_for_pattern(std::string_view regex) {
@@ -83,9 +148,24 @@ std::optional<pre_tokenizer> pre_tokenizer_for_pattern(std::string_view regex) {
     return std::nullopt;
 }
 
+std::optional<pre_tokenizer> pre_tokenizer_for_gguf(std::string_view name) {
+    for (const auto& [n, kind] : kGgufNames)
+        if (name == n) return kind;
+    return std::nullopt;
+}
+
+std::string gguf_pre_tokenizer_names() {
+    std::string names;
+    for (const auto& [n, kind] : kGgufNames) names += (names.empty() ? "" : ", ") + std::string(n);
+    return names;
+}
+
 const char* pre_tokenizer_name(pre_tokenizer kind) {
     switch (kind) {
     case pre_tokenizer::gpt2: return "gpt2";
+    case pre_tokenizer::llama3: return "llama3";
+    case pre_tokenizer::qwen2: return "qwen2";
+    case pre_tokenizer::smollm: return "smollm";
     }
     return "?";
 }
@@ -153,6 +233,21 @@ bpe_tokenizer::bpe_tokenizer(const std::unordered_map<std::string, int32_t>& voc
 
 void bpe_tokenizer::bpe(std::string_view piece, std::vector<int32_t>& out, std::vector<token_span>* offsets, int32_t at) const {
     const int n = int(piece.size());
+    auto emit = [&](int32_t id, int32_t begin, int32_t end) {  // begin, end: byte positions in the piece
+        out.push_back(id);
+        if (!offsets) return;
+        token_span span{at + begin, at + end};
+        if (trim_offsets_)  // RoBERTa: the span leaves out the token's leading spaces (unless it is nothing else)
+            while (span.begin + 1 < span.end && piece[size_t(span.begin - at)] == ' ') ++span.begin;
+        offsets->push_back(span);
+    };
+    if (ignore_merges_ && n > 1) {  // the whole piece, when the vocabulary has it as one token
+        static const std::array<char32_t, 256> b2u = byte_to_unicode();
+        std::string key;
+        for (char ch : piece) u::utf8_append(b2u[uint8_t(ch)], key);
+        const auto it = token_to_id_.find(key);
+        if (it != token_to_id_.end() && bytes_of_[size_t(it->second)] == piece) return emit(it->second, 0, n);
+    }
     std::vector<int32_t> id(static_cast<size_t>(n)), prev(static_cast<size_t>(n)), next(static_cast<size_t>(n));
     for (int k = 0; k < n; ++k) {
         id[size_t(k)] = byte_token_[uint8_t(piece[size_t(k)])];
@@ -180,14 +275,7 @@ void bpe_tokenizer::bpe(std::string_view piece, std::vector<int32_t>& out, std::
         if (prev[size_t(l)] >= 0) push(prev[size_t(l)]);
         push(l);
     }
-    for (int k = 0; k < n; k = next[size_t(k)]) {
-        out.push_back(id[size_t(k)]);
-        if (!offsets) continue;
-        token_span span{at + k, at + next[size_t(k)]};
-        if (trim_offsets_)  // RoBERTa: the span leaves out the token's leading spaces (unless it is nothing else)
-            while (span.begin + 1 < span.end && piece[size_t(span.begin - at)] == ' ') ++span.begin;
-        offsets->push_back(span);
-    }
+    for (int k = 0; k < n; k = next[size_t(k)]) emit(id[size_t(k)], k, next[size_t(k)]);
 }
 
 void bpe_tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets,

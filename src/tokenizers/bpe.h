@@ -13,11 +13,21 @@
 
 namespace wf {
 
-// How text is cut into pieces before the merges, by name: each is a regular expression of a model family, matched
-// by hand (no regex engine).
-enum class pre_tokenizer { gpt2 };
-// The named pre-tokenizer whose regular expression is `regex` (as tokenizer.json writes it), if any.
+// How text is cut into pieces before the merges, by name: each is the regular expression of a model family (or
+// Hugging Face's chain of pre-tokenizers), matched by hand (no regex engine).
+//   gpt2    GPT-2's: 's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//   llama3  Llama 3's (cl100k's): (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*
+//           |\s*[\r\n]+|\s+(?!\S)|\s+
+//   qwen2   Qwen2's: llama3's with one digit a piece (\p{N} for \p{N}{1,3})
+//   smollm  SmolLM's and StarCoder's: every digit a piece of its own (Digits with individual_digits), then GPT-2's
+//           regular expression on each stretch between them
+enum class pre_tokenizer { gpt2, llama3, qwen2, smollm };
+// The named pre-tokenizer whose regular expression is `regex` (as tokenizer.json's Split writes it), if any.
 std::optional<pre_tokenizer> pre_tokenizer_for_pattern(std::string_view regex);
+// The named pre-tokenizer of a GGUF file's tokenizer.ggml.pre (llama.cpp's names), if this engine has it.
+std::optional<pre_tokenizer> pre_tokenizer_for_gguf(std::string_view name);
+// The tokenizer.ggml.pre values pre_tokenizer_for_gguf knows, for errors: "default, gpt-2, …".
+std::string gguf_pre_tokenizer_names();
 const char* pre_tokenizer_name(pre_tokenizer kind);
 
 class bpe_tokenizer : public tokenizer {
@@ -29,6 +39,9 @@ public:
     std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const override;
     std::string token_bytes(int32_t id) const override;
     bool is_byte_level() const override { return true; }
+    // Hugging Face BPE's ignore_merges (Llama 3): a piece that is a token of the vocabulary as a whole becomes that
+    // token, whatever the merges would make of it.
+    void set_ignore_merges(bool on) { ignore_merges_ = on; }
     // The pieces of text the pre-tokenizer cuts, in order (UTF-8).
     static std::vector<std::string> pre_tokenize(std::string_view text, pre_tokenizer kind = pre_tokenizer::gpt2);
 
@@ -39,6 +52,7 @@ private:
     // piece: its bytes start at `at` in the text
     void bpe(std::string_view piece, std::vector<int32_t>& out, std::vector<token_span>* offsets, int32_t at) const;
     pre_tokenizer pre_;
+    bool ignore_merges_ = false;
     int32_t byte_token_[256];
     std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;  // (left, right) → (rank, merged id)
     std::vector<std::string> bytes_of_;                                  // id → raw bytes

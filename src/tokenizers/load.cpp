@@ -389,30 +389,52 @@ special_template read_post_processor(const json& p, const tokenizer& t, const st
     throw error(file + ": post_processor type \"" + type + "\" is not supported (supported: BertProcessing, RobertaProcessing, TemplateProcessing, ByteLevel)");
 }
 
-// tokenizer.json's pre_tokenizer for a BPE model → the named pre-tokenizer it is.
+// tokenizer.json's pre_tokenizer for a BPE model → the named pre-tokenizer it is: ByteLevel (GPT-2's expression), a
+// Sequence of a Split with a known expression and a ByteLevel that only maps bytes (Llama 3, Qwen2), or a Sequence
+// of Digits with individual_digits and ByteLevel (SmolLM, StarCoder).
 pre_tokenizer read_pre_tokenizer(const json& p, const std::string& file) {
     if (p.is_null()) throw error(file + ": a BPE model without a pre_tokenizer is not supported");
-    const std::string type = p.contains("type") && p["type"].is_string() ? p["type"].get<std::string>() : "";
+    auto type_of = [](const json& q) { return q.is_object() && q.contains("type") && q["type"].is_string() ? q["type"].get<std::string>() : ""; };
+    auto flag = [](const json& q, const char* k, bool dflt) { return q.contains(k) && q[k].is_boolean() ? q[k].get<bool>() : dflt; };
+    // ByteLevel: use_regex (true unless it says false) is whether it splits with GPT-2's expression itself
+    auto byte_level = [&](const json& q, bool use_regex) {
+        if (flag(q, "add_prefix_space", false)) throw error(file + ": ByteLevel add_prefix_space = true is not supported");
+        if (flag(q, "use_regex", true) != use_regex)
+            throw error(file + ": a ByteLevel pre-tokenizer " + (use_regex ? "without its regex is not supported here" : "with use_regex = true after a Split is not supported"));
+    };
+    const std::string type = type_of(p);
     if (type == "ByteLevel") {
-        if (p.contains("use_regex") && p["use_regex"] == false) throw error(file + ": a ByteLevel pre-tokenizer without its regex is not supported");
-        if (p.contains("add_prefix_space") && p["add_prefix_space"] == true) throw error(file + ": ByteLevel add_prefix_space = true is not supported");
+        byte_level(p, true);
         return pre_tokenizer::gpt2;
     }
     if (type == "Sequence" && p.contains("pretokenizers") && p["pretokenizers"].is_array()) {
-        std::optional<pre_tokenizer> split;
-        for (const json& q : p["pretokenizers"]) {
-            const std::string t = q.contains("type") && q["type"].is_string() ? q["type"].get<std::string>() : "";
-            if (t == "Split" && q.contains("pattern") && q["pattern"].is_object() && q["pattern"].contains("Regex") && q["pattern"]["Regex"].is_string()) {
-                const std::string re = q["pattern"]["Regex"].get<std::string>();
-                split = pre_tokenizer_for_pattern(re);
-                if (!split) throw error(file + ": pre-tokenizer pattern " + json(re).dump().substr(0, 120) + " is not one this engine knows");
-            } else if (t == "ByteLevel") {
-                if (!split) return read_pre_tokenizer(q, file);
-            } else {
-                throw error(file + ": pre-tokenizer \"" + t + "\" in a Sequence is not supported");
+        const json& list = p["pretokenizers"];
+        if (list.size() == 1) return read_pre_tokenizer(list[0], file);
+        if (list.size() == 2 && type_of(list[1]) == "ByteLevel") {
+            const json& first = list[0];
+            const std::string t = type_of(first);
+            if (t == "Split") {
+                if (!first.contains("pattern") || !first["pattern"].is_object() || !first["pattern"].contains("Regex") || !first["pattern"]["Regex"].is_string())
+                    throw error(file + ": Split pre-tokenizer " + first.dump().substr(0, 120) + " has no Regex pattern");
+                const std::string re = first["pattern"]["Regex"].get<std::string>();
+                const std::optional<pre_tokenizer> kind = pre_tokenizer_for_pattern(re);
+                if (!kind) throw error(file + ": pre-tokenizer pattern " + json(re).dump().substr(0, 120) + " is not one this engine knows");
+                const std::string behavior = first.contains("behavior") && first["behavior"].is_string() ? first["behavior"].get<std::string>() : "";
+                if (behavior != "Isolated" || flag(first, "invert", false))
+                    throw error(file + ": Split pre-tokenizer with behavior \"" + behavior + "\"" + (flag(first, "invert", false) ? " and invert" : "") +
+                                " is not supported (supported: Isolated, invert false)");
+                byte_level(list[1], false);
+                return *kind;
+            }
+            if (t == "Digits") {
+                if (!flag(first, "individual_digits", false)) throw error(file + ": a Digits pre-tokenizer without individual_digits is not supported");
+                byte_level(list[1], true);
+                return pre_tokenizer::smollm;
             }
         }
-        if (split) return *split;
+        std::string types;
+        for (const json& q : list) types += (types.empty() ? "" : ", ") + type_of(q);
+        throw error(file + ": pre-tokenizer Sequence [" + types + "] is not supported (supported: [Split, ByteLevel], [Digits, ByteLevel], [ByteLevel])");
     }
     throw error(file + ": pre_tokenizer " + p.dump().substr(0, 80) + " is not supported for BPE (supported: ByteLevel and the known Split patterns)");
 }
@@ -500,7 +522,9 @@ std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::stri
         std::vector<std::pair<std::string, int32_t>> beyond;  // added tokens without a vocabulary id of their own
         for (auto& a : added)
             if (!v.count(a.content)) beyond.emplace_back(a.content, a.id);
-        tok = std::make_unique<bpe_tokenizer>(v, merges, beyond, read_pre_tokenizer(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json(), file), file);
+        auto bpe = std::make_unique<bpe_tokenizer>(v, merges, beyond, read_pre_tokenizer(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json(), file), file);
+        bpe->set_ignore_merges(model.contains("ignore_merges") && model["ignore_merges"] == true);  // Llama 3's has it
+        tok = std::move(bpe);
     } else if (type == "Unigram") {
         if (!vocab.is_array() || vocab.empty()) throw error(file + ": a Unigram model.vocab must be a non-empty list of [piece, score]");
         if (vocab.size() > kMaxTokens) throw error(file + ": more than " + std::to_string(kMaxTokens) + " tokens");
@@ -686,7 +710,14 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
             if (sp == std::string::npos || sp == 0 || sp + 1 >= m.size()) throw error(g.file_name + ": merge \"" + m + "\" is not two tokens");
             merges.emplace_back(m.substr(0, sp), m.substr(sp + 1));
         }
-        auto bpe = std::make_unique<bpe_tokenizer>(vocab, merges, std::vector<std::pair<std::string, int32_t>>{}, pre_tokenizer::gpt2, g.file_name);
+        // tokenizer.ggml.pre names the pre-tokenizer as llama.cpp does; files from before that key are GPT-2's
+        const std::string pre_name = g.has("tokenizer.ggml.pre") ? g.get_string("tokenizer.ggml.pre") : "gpt-2";
+        const std::optional<pre_tokenizer> pre = pre_tokenizer_for_gguf(pre_name);
+        if (!pre)
+            throw error(g.file_name + ": tokenizer.ggml.pre \"" + pre_name + "\" is not a pre-tokenizer this engine has (supported: " +
+                        gguf_pre_tokenizer_names() + ")");
+        auto bpe = std::make_unique<bpe_tokenizer>(vocab, merges, std::vector<std::pair<std::string, int32_t>>{}, *pre, g.file_name);
+        bpe->set_ignore_merges(*pre == pre_tokenizer::llama3);  // as llama.cpp for these names, and Llama 3's tokenizer.json
         if (g.has("tokenizer.ggml.token_type")) {  // control and user-defined tokens are matched whole in the text
             const auto& types = g.get_numbers("tokenizer.ggml.token_type");
             for (size_t i = 0; i < types.size(); ++i)
@@ -714,6 +745,15 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
             m.pieces.push_back({tokens[i], scores.empty() ? 0.0f : float(scores[i]), piece_type(int(type))});
             m.byte_fallback = m.byte_fallback || m.pieces.back().type == piece_type::byte;
         }
+        // One unknown piece, as sentencepiece has: the one tokenizer.ggml.unknown_token_id names, else the first of
+        // type unknown. Phi-3's file types its <unk> control (still matched whole in the text, as Hugging Face's added
+        // token) and 53 padding pieces "[PADn]" unknown: those become unused pieces, which encoding never produces.
+        const auto first_unknown = std::find_if(m.pieces.begin(), m.pieces.end(), [](const sentencepiece_piece& p) { return p.type == piece_type::unknown; });
+        const size_t unk = found.unk >= 0 ? size_t(found.unk) : size_t(first_unknown - m.pieces.begin());
+        const bool unk_is_control = unk < m.pieces.size() && m.pieces[unk].type == piece_type::control;
+        for (size_t i = 0; i < m.pieces.size(); ++i)
+            if (m.pieces[i].type == piece_type::unknown && i != unk) m.pieces[i].type = piece_type::unused;
+        if (unk_is_control) m.pieces[unk].type = piece_type::unknown;
         std::unique_ptr<sentencepiece_tokenizer> spm;
         try {
             spm = std::make_unique<sentencepiece_tokenizer>(std::move(m), g.file_name);
@@ -721,7 +761,7 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
             throw error(std::string(e.what()) + " (a tokenizer.ggml.model \"llama\" vocabulary)");
         }
         for (size_t i = 0; i < tokens.size(); ++i)  // control tokens are matched whole in the text, as Hugging Face's added tokens
-            if (spm->model().pieces[i].type == piece_type::control) spm->add_token_text(tokens[i], int32_t(i), true);
+            if (spm->model().pieces[i].type == piece_type::control || (i == unk && unk_is_control)) spm->add_token_text(tokens[i], int32_t(i), true);
         const special_tokens roles = sentencepiece_roles(*spm);
         for (auto member : {&special_tokens::unk, &special_tokens::bos, &special_tokens::eos, &special_tokens::pad})
             if (found.*member < 0) found.*member = roles.*member;
