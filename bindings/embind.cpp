@@ -117,8 +117,12 @@ public:
             gen_.reset();
             gen_ = std::make_unique<wf::generation>(need(), prompt, p);
             attention_layer_ = p.attention_layer;
-            return wf::json{{"prompt_tokens", gen_->prompt_ids().size()}};
+            return wf::json{{"prompt_tokens", gen_->prompt_ids().size()}, {"prompt_ids", gen_->prompt_ids()}};
         });
+    }
+    // A chat's template and the special tokens' texts, for the JavaScript side to render (tasks/generation.h).
+    val chatTemplate(const std::string& messages, const std::string& opts) {
+        return guarded(out_, [&] { return wf::chat_template_json(need().chat, wf::parse_json_strict(messages, "messages", 64 << 20), parse(opts, "chat options")); });
     }
     val generateStep(val cancel) {
         return guarded(out_, [&] {
@@ -161,7 +165,12 @@ private:
         return {{"architecture", hp.arch}, {"tasks", wf::supported_tasks(pm.m())}, {"n_layer", hp.n_layer}, {"n_embd", hp.n_embd},
                 {"n_head", hp.n_head}, {"n_vocab", hp.n_vocab}, {"n_ctx", hp.n_ctx}, {"dtype", pm.loaded.dtype},
                 {"weight_bytes", pm.m().weight_bytes()}, {"borrows_file_bytes", bool(pm.loaded.files)},
-                {"mask_token", mask >= 0 ? pm.tok->token(mask) : ""}};
+                {"mask_token", mask >= 0 ? pm.tok->token(mask) : ""}, {"chat_templates", template_names(pm.chat)}, {"end_ids", pm.end_ids}};
+    }
+    static wf::json template_names(const wf::chat_config& c) {
+        wf::json n = wf::json::array();
+        for (auto& [name, t] : c.templates) n.push_back(name);
+        return n;
     }
     static wf::json candidates(const std::vector<wf::fill_mask_candidate>& list) {
         wf::json l = wf::json::array();
@@ -189,6 +198,7 @@ public:
     val load(FileSet& fs) {
         return guarded(out_, [&] {
             tok_ = wf::load_tokenizer(*fs.files_);
+            chat_ = wf::read_chat_config(*fs.files_, *tok_);
             return wf::json{{"vocab_size", tok_->vocab_size()}, {"byte_level", tok_->is_byte_level()}};
         });
     }
@@ -198,6 +208,12 @@ public:
     val decode(const std::string& ids, bool skip_special) {
         return guarded(out_, [&] { return wf::json(need().decode(parse(ids, "ids").get<std::vector<int32_t>>(), skip_special)); });
     }
+    val chatTemplate(const std::string& messages, const std::string& opts) {
+        return guarded(out_, [&] {
+            need();
+            return wf::chat_template_json(chat_, wf::parse_json_strict(messages, "messages", 64 << 20), parse(opts, "chat options"));
+        });
+    }
 
 private:
     const wf::tokenizer& need() const {
@@ -205,6 +221,7 @@ private:
         return *tok_;
     }
     std::unique_ptr<wf::tokenizer> tok_;
+    wf::chat_config chat_;
     std::string out_;
 };
 
@@ -239,6 +256,7 @@ EMSCRIPTEN_BINDINGS(wasmformer) {
         .function("fillMask", &Pipeline::fillMask)
         .function("fillMaskBatch", &Pipeline::fillMaskBatch)
         .function("generateStart", &Pipeline::generateStart)
+        .function("chatTemplate", &Pipeline::chatTemplate)
         .function("generateStep", &Pipeline::generateStep)
         .function("run", &Pipeline::run)
         .function("features", &Pipeline::features)
@@ -247,5 +265,6 @@ EMSCRIPTEN_BINDINGS(wasmformer) {
         .constructor<>()
         .function("load", &Tokenizer::load)
         .function("encode", &Tokenizer::encode)
-        .function("decode", &Tokenizer::decode);
+        .function("decode", &Tokenizer::decode)
+        .function("chatTemplate", &Tokenizer::chatTemplate);
 }

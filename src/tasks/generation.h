@@ -18,6 +18,26 @@ struct generated_token {
     double logprob;    // log-probability of the token under the model (before penalties and warping)
 };
 
+// ------------------------------------------------------------------------------------------------------- chat
+// A chat's template, chosen and checked here and rendered by the caller's Jinja engine (the JavaScript API uses
+// @huggingface/jinja) with the variables Hugging Face's apply_chat_template passes: messages, add_generation_prompt,
+// tools, documents, the special tokens' texts (special_tokens), the options' chat_template_kwargs, raise_exception.
+// The rendered text is then generated from with add_special_tokens = false: it holds its own BOS and turn markers.
+struct chat_template_choice {
+    std::string name;    // the model's name for it ("default", "tool_use", …), or "" for a template the caller gave
+    std::string source;  // Jinja
+    json special_tokens;  // "bos_token" → text, …
+};
+// messages: a list of {role, content} objects (content a string, a list of parts, or null; absent only beside
+// tool_calls); an error names the message and the field.
+void check_chat_messages(const json& messages);
+// The template for options.chat_template: "" → the model's default ("tool_use" when tools are given and the model
+// has one; the only one when it has a single template); one of the model's names; or a template itself (text with
+// "{{" or "{%"). Errors: no template, an unknown name (listing the model's), a template that is not text.
+chat_template_choice chat_template_for(const chat_config& c, const chat_options& o);
+// Both, as the engine's chat call does: {"template": source, "template_name": name, "special_tokens": {…}}.
+json chat_template_json(const chat_config& c, const json& messages, const json& options);
+
 // When prompt + new tokens reach the model's positions, generation ends with finish_reason "length".
 class generation {
 public:
@@ -45,6 +65,7 @@ private:
     bool prefilled_ = false, unrun_ = false;  // unrun_: the last chosen token is not in the cache yet
     utf8_stream utf8_;
     std::string pending_, emitted_, finish_reason_;
+    bool is_end(int32_t id) const;
 };
 
 }  // namespace wf

@@ -21,6 +21,7 @@ const std::pair<const char*, const char*> kForeign[] = {
     {"max_tokens", "use max_new_tokens"},
     {"n_predict", "use max_new_tokens"},
     {"stop_sequences", "use stop"},
+    {"eos_token_id", "use stop_token_ids (ids that end the generation, beside the model's own end ids)"},
     {"stopping_criteria", "use stop (strings) or an AbortSignal (signal)"},
     {"quantized", "use dtype"},
 };
@@ -153,12 +154,49 @@ generation_params parse_generation_options(const json& o) {
     r.on("seed", [&](const json& v) { s.seed = uint64_t(r.integer("seed", v, 0, std::numeric_limits<int64_t>::max())); });
     r.on("stop", [&](const json& v) { p.stop = r.strings("stop", v); });
     r.on("stop_at_eos", [&](const json& v) { p.stop_at_eos = r.boolean("stop_at_eos", v); });
+    r.on("stop_token_ids", [&](const json& v) {
+        const json list = v.is_array() ? v : json::array({v});
+        for (const json& e : list) {
+            if (!e.is_number_integer()) r.bad("stop_token_ids", v, "a token id or a list of token ids");
+            p.stop_token_ids.push_back(int32_t(r.integer("stop_token_ids", e, 0, kMaxI)));
+        }
+    });
+    r.on("add_special_tokens", [&](const json& v) { p.add_special_tokens = r.boolean("add_special_tokens", v); });
+    r.on("skip_special_tokens", [&](const json& v) { p.skip_special_tokens = r.boolean("skip_special_tokens", v); });
     r.on("attention_layer", [&](const json& v) { p.attention_layer = int(r.integer("attention_layer", v, -1, 1023)); });
     r.finish();
     validate(s);
     for (auto& st : p.stop)
         if (st.empty()) throw error("text-generation: stop strings must not be empty");
     return p;
+}
+
+chat_options parse_chat_options(const json& o) {
+    chat_options c;
+    reader r(o, "chat");
+    r.on("chat_template", [&](const json& v) {
+        if (!v.is_string()) r.bad("chat_template", v, "a string (a template, or the name of one of the model's)");
+        c.chat_template = v.get<std::string>();
+        if (c.chat_template.empty()) throw error("chat: option chat_template is empty");
+    });
+    r.on("tools", [&](const json& v) {
+        if (!v.is_array()) r.bad("tools", v, "a list of tools (JSON schemas)");
+        c.tools = true;
+    });
+    r.on("documents", [&](const json& v) {
+        if (!v.is_array()) r.bad("documents", v, "a list of documents (objects such as {title, text})");
+    });
+    bool prompt = false, cont = false;
+    r.on("add_generation_prompt", [&](const json& v) { prompt = r.boolean("add_generation_prompt", v); });
+    r.on("continue_final_message", [&](const json& v) { cont = r.boolean("continue_final_message", v); });
+    r.on("chat_template_kwargs", [&](const json& v) {
+        if (!v.is_object()) r.bad("chat_template_kwargs", v, "an object of template variables");
+    });
+    r.finish();
+    if (prompt && cont)
+        throw error("chat: add_generation_prompt and continue_final_message cannot both be true (one starts a new assistant turn, the other "
+                    "continues the last message)");
+    return c;
 }
 
 load_options parse_load_options(const json& o) {

@@ -14,6 +14,8 @@ pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const 
         const gguf_file g = parse_gguf(bytes->data(), int64_t(bytes->size()), gguf);
         pm.loaded = load_gguf_model(g, files, opt);  // keeps the files only if the weights are views into them
         pm.tok = load_tokenizer(g, pm.hp().n_vocab);
+        pm.chat = read_chat_config(g, *pm.tok);
+        pm.end_ids = read_end_ids(g, *pm.tok);
         // an embedding model's pooling, as llama.cpp writes it ({arch}.pooling_type: 1 mean, 2 cls); its
         // embeddings are then normalized, as llama.cpp's are by default
         if (const std::string key = pm.hp().arch + ".pooling_type"; g.has(key)) {
@@ -24,6 +26,8 @@ pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const 
     } else {
         pm.loaded = load_model(files, opt);
         pm.tok = load_tokenizer(*files);
+        pm.chat = read_chat_config(*files, *pm.tok);
+        pm.end_ids = read_end_ids(*files, *pm.tok);
     }
     if (!pm.sentence.pooling) pm.sentence = read_sentence_embedding_config(*files);
     if (pm.tok->vocab_size() > pm.hp().n_vocab)
@@ -34,7 +38,140 @@ pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const 
 namespace {
 constexpr const char* kModules = "modules.json";
 constexpr const char* kPooling = "1_Pooling/config.json";
+constexpr const char* kChatTemplate = "chat_template.jinja";
+constexpr const char* kGenerationConfig = "generation_config.json";
+
+// Hugging Face's special token attributes, in its order, and the tokenizer's role for each.
+const std::pair<const char*, int32_t special_tokens::*> kRoleTokens[] = {
+    {"bos_token", &special_tokens::bos}, {"eos_token", &special_tokens::eos}, {"unk_token", &special_tokens::unk},
+    {"sep_token", &special_tokens::sep}, {"pad_token", &special_tokens::pad}, {"cls_token", &special_tokens::cls},
+    {"mask_token", &special_tokens::mask}};
+
+// A token as tokenizer_config.json writes it: a string, or an AddedToken object {"content": …}; nullopt otherwise.
+std::optional<std::string> token_text(const json& v) {
+    const json& t = v.is_object() && v.contains("content") ? v["content"] : v;
+    if (t.is_string()) return t.get<std::string>();
+    return std::nullopt;
+}
+
+// The templates of a tokenizer_config.json's chat_template: a string is "default"; a list holds {name, template}.
+void add_templates(chat_config& c, const json& v, const std::string& where) {
+    auto bad = [&](const std::string& what) { throw error(where + " " + what + ", got " + v.dump().substr(0, 60)); };
+    if (v.is_string()) {
+        c.templates.emplace_back("default", v.get<std::string>());
+    } else if (v.is_array()) {
+        for (size_t i = 0; i < v.size(); ++i) {
+            const json& e = v[i];
+            if (!e.is_object() || !e.contains("name") || !e["name"].is_string() || !e.contains("template") || !e["template"].is_string())
+                throw error(where + "[" + std::to_string(i) + "] must be an object {\"name\": string, \"template\": string}, got " + e.dump().substr(0, 60));
+            const std::string name = e["name"].get<std::string>();
+            for (auto& [n, t] : c.templates)
+                if (n == name) throw error(where + ": two templates are named \"" + name + "\"");
+            c.templates.emplace_back(name, e["template"].get<std::string>());
+        }
+    } else if (!v.is_null()) {
+        bad("must be a string or a list of {name, template}");
+    }
+}
 }  // namespace
+
+json role_token_texts(const tokenizer& tok) {
+    json out = json::object();
+    for (auto [key, member] : kRoleTokens)
+        if (const int32_t id = tok.special().*member; id >= 0) out[key] = tok.token(id);
+    return out;
+}
+
+chat_config read_chat_config(const file_set& files, const tokenizer& tok) {
+    chat_config c;
+    c.special_tokens = role_token_texts(tok);
+    for (const char* name : {"special_tokens_map.json", "tokenizer_config.json"}) {  // the second wins, as for the roles
+        if (!files.has(name)) continue;
+        const json j = parse_json_strict(files.text(name), name, 16 << 20);
+        if (!j.is_object()) throw error(std::string(name) + ": must be a JSON object");
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            const std::string& k = it.key();
+            if (k.size() > 6 && k.compare(k.size() - 6, 6, "_token") == 0) {
+                // the roles come from the tokenizer (which read these same names); other tokens a template may use
+                // (Gemma 3's boi_token, image_token, …) as the file writes them
+                bool role = false;
+                for (auto [key, member] : kRoleTokens) role = role || k == key;
+                if (const auto t = token_text(it.value()); t && !role) c.special_tokens[k] = *t;
+            } else if (k == "additional_special_tokens" && it.value().is_array()) {
+                json list = json::array();
+                for (const json& e : it.value())
+                    if (const auto t = token_text(e)) list.push_back(*t);
+                c.special_tokens[k] = list;
+            }
+        }
+        if (std::string(name) == "tokenizer_config.json" && j.contains("chat_template")) {
+            c.templates.clear();
+            add_templates(c, j["chat_template"], std::string(name) + ": chat_template");
+        }
+    }
+    if (files.has(kChatTemplate)) {  // transformers saves the template there since 4.43, and reads it first
+        const std::string_view t = files.text(kChatTemplate);
+        if (t.size() > (16u << 20)) throw error(std::string(kChatTemplate) + ": over 16 MiB");
+        std::erase_if(c.templates, [](auto& e) { return e.first == "default"; });
+        c.templates.insert(c.templates.begin(), {"default", std::string(t)});
+    }
+    return c;
+}
+
+chat_config read_chat_config(const gguf_file& g, const tokenizer& tok) {
+    chat_config c;
+    c.special_tokens = role_token_texts(tok);
+    const std::string prefix = "tokenizer.chat_template";
+    if (g.has(prefix)) c.templates.emplace_back("default", g.get_string(prefix));
+    for (auto& [key, value] : g.kv)  // named ones, as llama.cpp's gguf writer stores a list of templates
+        if (key.size() > prefix.size() + 1 && key.compare(0, prefix.size() + 1, prefix + ".") == 0)
+            c.templates.emplace_back(key.substr(prefix.size() + 1), g.get_string(key));
+    return c;
+}
+
+namespace {
+std::vector<int32_t> sorted_ids(std::vector<int32_t> ids) {
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+}
+}  // namespace
+
+std::vector<int32_t> read_end_ids(const file_set& files, const tokenizer& tok) {
+    std::vector<int32_t> ids;
+    if (tok.special().eos >= 0) ids.push_back(tok.special().eos);
+    if (files.has(kGenerationConfig)) {
+        const json j = parse_json_strict(files.text(kGenerationConfig), kGenerationConfig, 1 << 20);
+        if (!j.is_object()) throw error(std::string(kGenerationConfig) + ": must be a JSON object");
+        if (j.contains("eos_token_id") && !j["eos_token_id"].is_null()) {
+            const json& v = j["eos_token_id"];
+            const json list = v.is_array() ? v : json::array({v});
+            for (const json& e : list) {
+                if (!e.is_number_integer() || e.get<int64_t>() < 0 || e.get<int64_t>() >= tok.vocab_size())
+                    throw error(std::string(kGenerationConfig) + ": eos_token_id must be a token id or a list of token ids (0 … " +
+                                std::to_string(tok.vocab_size() - 1) + "), got " + v.dump().substr(0, 60));
+                ids.push_back(int32_t(e.get<int64_t>()));
+            }
+        }
+    }
+    return sorted_ids(ids);
+}
+
+std::vector<int32_t> read_end_ids(const gguf_file& g, const tokenizer& tok) {
+    std::vector<int32_t> ids;
+    if (tok.special().eos >= 0) ids.push_back(tok.special().eos);
+    for (const char* k : {"tokenizer.ggml.eot_token_id", "tokenizer.ggml.eom_token_id"}) {
+        if (!g.has(k)) continue;
+        const uint64_t id = g.get_uint(k);
+        if (id >= uint64_t(tok.vocab_size()))
+            throw error(g.file_name + ": " + k + " = " + std::to_string(id) + " is not a token id (vocabulary of " + std::to_string(tok.vocab_size()) + ")");
+        ids.push_back(int32_t(id));
+    }
+    // llama.cpp ends a generation at these texts too, whatever the file's ids say (llama-vocab.cpp's EOG list)
+    for (const char* t : {"<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>", "<EOT>", "_<EOT>"})
+        if (const auto id = tok.token_id(t)) ids.push_back(*id);
+    return sorted_ids(ids);
+}
 
 sentence_embedding_config read_sentence_embedding_config(const file_set& files) {
     sentence_embedding_config c;
@@ -89,6 +226,8 @@ std::vector<std::string> select_files(const std::vector<std::string>& available,
         out.push_back(kModules);
         if (has(kPooling)) out.push_back(kPooling);
     }
+    if (has(kChatTemplate)) out.push_back(kChatTemplate);
+    if (weights && has(kGenerationConfig)) out.push_back(kGenerationConfig);
     return out;
 }
 
@@ -97,6 +236,8 @@ std::vector<std::string> candidate_files(bool weights) {
     if (weights) out.insert(out.end(), {"model.safetensors.index.json", "model.safetensors"});
     for (auto& n : tokenizer_candidates()) out.push_back(n);
     if (weights) out.insert(out.end(), {kModules, kPooling});
+    out.push_back(kChatTemplate);
+    if (weights) out.push_back(kGenerationConfig);
     return out;
 }
 

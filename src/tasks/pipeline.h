@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "models/registry.h"
 #include "tokenizers/tokenizer.h"
 
@@ -24,10 +25,36 @@ struct sentence_embedding_config {
     bool normalize = false;
 };
 
+// What a model's files say about chat (tasks/generation.h: chat_template_for): its chat templates by name (a single
+// template is "default") — tokenizer_config.json's chat_template (a string, or a list of {name, template}),
+// chat_template.jinja beside it (it wins, as in Hugging Face's loader), or a GGUF's tokenizer.chat_template and
+// tokenizer.chat_template.<name> — and the special tokens' texts a template may use, as Hugging Face's
+// apply_chat_template passes them: bos_token, eos_token, unk_token, sep_token, pad_token, cls_token, mask_token for
+// the tokenizer's roles, any other "…_token" text and additional_special_tokens that tokenizer_config.json names.
+struct chat_config {
+    std::vector<std::pair<std::string, std::string>> templates;  // name → Jinja source, in the files' order
+    json special_tokens = json::object();                         // "bos_token" → "<s>", …
+};
+// A folder's chat config (tokenizer_config.json, special_tokens_map.json, chat_template.jinja) for tokenizer `tok`.
+chat_config read_chat_config(const file_set& files, const tokenizer& tok);
+// A GGUF file's (tokenizer.chat_template, tokenizer.chat_template.<name>), the texts from tok's roles.
+chat_config read_chat_config(const gguf_file& g, const tokenizer& tok);
+// The special tokens' texts for tok's roles (bos_token, eos_token, …), the part every chat config has.
+json role_token_texts(const tokenizer& tok);
+
+// The ids that end a generation (stop_at_eos), as the files say: the tokenizer's EOS; a GGUF's
+// tokenizer.ggml.eot_token_id and eom_token_id and, as llama.cpp does, the tokens whose text is a known end of turn
+// (<|im_end|>, <|eot_id|>, <|eom_id|>, <|end|>, <end_of_turn>, <|endoftext|>, <EOT>); a folder's
+// generation_config.json eos_token_id (an id or a list). Sorted, no duplicates; ids outside the vocabulary are errors.
+std::vector<int32_t> read_end_ids(const file_set& files, const tokenizer& tok);
+std::vector<int32_t> read_end_ids(const gguf_file& g, const tokenizer& tok);
+
 struct pipeline_model {
     loaded_model loaded;
     std::unique_ptr<tokenizer> tok;
     sentence_embedding_config sentence;
+    chat_config chat;
+    std::vector<int32_t> end_ids;  // read_end_ids
     const model& m() const { return *loaded.m; }
     const hparams& hp() const { return loaded.m->hp(); }
 };
@@ -36,8 +63,9 @@ struct pipeline_model {
 pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const load_options& opt = {});
 
 // The files a pipeline (weights = true) or a tokenizer alone loads, of those `available`: one .gguf file, or
-// config.json, model.safetensors.index.json or model.safetensors, a tokenizer's files (tokenizers/load.h) and a
-// sentence-transformers folder's modules.json and 1_Pooling/config.json.
+// config.json, model.safetensors.index.json or model.safetensors, a tokenizer's files (tokenizers/load.h), a
+// sentence-transformers folder's modules.json and 1_Pooling/config.json, chat_template.jinja, and a pipeline's
+// generation_config.json.
 // The shards an index names are read from the index by the caller. Errors name what is missing.
 std::vector<std::string> select_files(const std::vector<std::string>& available, bool weights);
 sentence_embedding_config read_sentence_embedding_config(const file_set& files);

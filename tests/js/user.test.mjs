@@ -96,7 +96,7 @@ test('Node: the event loop stays free while the engine works, and AbortSignal.ti
   await gen.dispose();
 });
 
-test('options: unknown names suggest the nearest, types are checked, chat messages are refused for now', async () => {
+test('options: unknown names suggest the nearest, types are checked, chat messages need a model with a chat template', async () => {
   await assert.rejects(FillMask.load(BERT, { dtpye: 'f32' }), /^Error: load \(fill-mask\): unknown option "dtpye" \(did you mean "dtype"\?\)$/);
   await assert.rejects(FillMask.load(BERT, { device: 'webgpu' }), /device "webgpu" is not supported/);
   await assert.rejects(FillMask.load(BERT, { quantized: true }), /unknown option "quantized" \(use dtype/);

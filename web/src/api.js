@@ -5,6 +5,7 @@
 //   const m = await Model.load(source);  m.info.tasks                        // ['fill-mask'] …
 //   await m.fill(text, { top_k, targets, signal });
 //   for await (const piece of m.generate('Once upon a time', { max_new_tokens: 40, signal })) …
+//   for await (const piece of m.chat([{ role: 'user', content: 'Hi' }], { max_new_tokens: 40 })) …   // chat template
 //   const tok = await Tokenizer.load(source);  await tok.encode('Hello');
 //
 // The engine runs in a worker the package starts itself (a Web Worker, a worker_threads Worker in Node), shared by
@@ -204,8 +205,114 @@ class Handle {
 function textArg(text, what) {
   if (typeof text === 'string') return text;
   if (Array.isArray(text) && text.some((m) => m && typeof m === 'object' && 'role' in m))
-    throw new TypeError(`${what}: chat messages are for chat models, which this version does not run yet; give a string`);
+    throw new TypeError(what === 'text-generation' ? `${what}: chat messages are for chat models: give them to model.chat(messages) or to the text-generation pipeline; generate() takes a string`
+                                                   : `${what}: chat messages are for text-generation (model.chat, or pipeline('text-generation')); give a string`);
   throw new TypeError(`${what}: the text must be a string, got ${Array.isArray(text) ? 'an array' : typeof text}`);
+}
+
+// ----------------------------------------------------------------------------------------------------- chat
+// A chat is a list of { role, content } messages; a template (the model's, from tokenizer_config.json,
+// chat_template.jinja or its GGUF; or options.chat_template) makes it a prompt. The engine chooses the template and
+// checks the messages and options (src/tasks/generation.h: chat_template_json); the template is rendered here with
+// @huggingface/jinja, with the variables Hugging Face's apply_chat_template passes, and the prompt is generated from
+// without the tokenizer's own BOS (add_special_tokens: false): the template wrote its special tokens as text.
+const isChat = (x) => Array.isArray(x) && x.length > 0 && x.every((m) => m !== null && typeof m === 'object' && !Array.isArray(m));
+const CHAT_OPTIONS = ['chat_template', 'tools', 'documents', 'add_generation_prompt', 'continue_final_message', 'chat_template_kwargs', 'tokenizer_encode_kwargs'];
+// transformers.js's tokenizer_encode_kwargs: apply_chat_template's own options, or template variables; these
+// tokenizer options mean nothing for a prompt that is generated from
+const TOKENIZER_ONLY = ['tokenize', 'padding', 'truncation', 'max_length', 'return_tensor', 'return_dict', 'tokenizer_kwargs'];
+
+// A call's options → { chat: its chat options (tokenizer_encode_kwargs spread into them), rest: the others }.
+function splitChatOptions(o, what) {
+  const chat = {}, rest = {};
+  for (const [k, v] of Object.entries(o)) {
+    (CHAT_OPTIONS.includes(k) ? chat : rest)[k] = v;
+    // the engine knows the generation options; a misspelt chat option is caught here
+    const near = CHAT_OPTIONS.find((n) => n !== k && editDistance(k, n) * 3 <= Math.max(k.length, n.length));
+    if (!CHAT_OPTIONS.includes(k) && near) throw new Error(`${what}: unknown option "${k}" (did you mean "${near}"?)`);
+  }
+  const kw = chat.tokenizer_encode_kwargs;
+  delete chat.tokenizer_encode_kwargs;
+  if (kw != null) {
+    if (typeof kw !== 'object' || Array.isArray(kw)) throw new TypeError(`${what}: option tokenizer_encode_kwargs must be an object`);
+    for (const [k, v] of Object.entries(kw)) {
+      if (TOKENIZER_ONLY.includes(k)) continue;
+      if (k === 'chat_template_kwargs') chat.chat_template_kwargs = { ...v, ...chat.chat_template_kwargs };
+      else if (CHAT_OPTIONS.includes(k)) chat[k] ??= v;
+      else chat.chat_template_kwargs = { [k]: v, ...chat.chat_template_kwargs };
+    }
+  }
+  return { chat, rest };
+}
+
+let jinja = null;
+async function loadJinja() {
+  try {
+    return (jinja ??= await import('@huggingface/jinja'));
+  } catch (e) {
+    throw new Error(`chat templates are rendered with @huggingface/jinja, which could not be loaded (${e?.message ?? e}); a page without a bundler ` +
+                    'maps it in an import map: { "imports": { "@huggingface/jinja": "./node_modules/@huggingface/jinja/dist/index.js" } }');
+  }
+}
+const compiled = new Map();  // template source → Template (a few; a model's template is rendered again each turn)
+const JINJA_GLOBALS = ['raise_exception', 'range', 'strftime_now', 'namespace', 'true', 'false', 'none', 'True', 'False', 'None'];
+
+// messages (a chat) → { prompt, continued }: the rendered text, and whether it continues the last message.
+// chat: the chat options; defaults: the pipeline's (continue_final_message when the last message is the
+// assistant's, else add_generation_prompt) or apply_chat_template's (neither).
+async function renderChat(obj, messages, chat, { pipelineDefaults }) {
+  const last = Array.isArray(messages) ? messages.at(-1) : undefined;
+  const cont = chat.continue_final_message ?? (pipelineDefaults && chat.add_generation_prompt !== true && last?.role === 'assistant');
+  const addPrompt = chat.add_generation_prompt ?? (pipelineDefaults && !cont);
+  const options = { ...chat, add_generation_prompt: addPrompt, continue_final_message: cont };
+  for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
+  const t = await obj._call('chatTemplate', { messages, options });
+  const { Template } = await loadJinja();
+  const where = t.template_name ? `the chat template "${t.template_name}"` : 'the chat template';
+  let tpl = compiled.get(t.template);
+  if (!tpl) {
+    try {
+      tpl = new Template(t.template);
+    } catch (e) {
+      throw new Error(`${where} is not a valid template: ${e?.message ?? e}`);
+    }
+    if (compiled.size > 8) compiled.clear();
+    compiled.set(t.template, tpl);
+  }
+  // the package's globals (raise_exception, range, strftime_now, true / false / none) are the template's own
+  const vars = { ...t.special_tokens, ...chat.chat_template_kwargs };
+  for (const k of JINJA_GLOBALS) delete vars[k];
+  let prompt;
+  try {
+    prompt = tpl.render({ ...vars, messages, tools: chat.tools ?? null, documents: chat.documents ?? null, add_generation_prompt: addPrompt });
+  } catch (e) {
+    throw new Error(`${where} stopped: ${e?.message ?? e}`);  // raise_exception("…") in the template, or an error in it
+  }
+  if (typeof prompt !== 'string') throw new Error(`${where} did not render to text`);
+  if (cont) {  // cut after the last message's text, as Hugging Face does, so that generation goes on from it
+    let text = last.content;
+    if (Array.isArray(text)) text = text.filter((p) => p?.type === 'text').at(-1)?.text;
+    if (typeof text !== 'string') throw new Error('continue_final_message: the last message has no text to continue');
+    const at = prompt.lastIndexOf(text.trim());
+    if (at < 0) throw new Error('continue_final_message: the last message was not found in the rendered chat (its template changes it)');
+    const lead = text.trimStart();
+    prompt = prompt.slice(0, at + (prompt.slice(at, at + lead.length) === text ? lead.length : text.trim().length));
+  }
+  return { prompt, continued: cont };
+}
+
+// The conversation with the new text: a new assistant message, or the last message continued.
+function withReply(messages, text, continued) {
+  if (!continued) return [...messages, { role: 'assistant', content: text }];
+  const last = { ...messages.at(-1) };
+  if (typeof last.content === 'string') last.content += text;
+  else {
+    const parts = [...last.content];
+    const i = parts.findLastIndex((p) => p?.type === 'text');
+    parts[i] = { ...parts[i], text: parts[i].text + text };
+    last.content = parts;
+  }
+  return [...messages.slice(0, -1), last];
 }
 
 // A text or a list (any iterable) of texts → an array of texts (each checked as textArg does).
@@ -221,6 +328,18 @@ const tokenizerCalls = (obj) => ({
     checkNames(rest, [], {}, 'decode');
     return obj._serial(() => obj._call('decode', { ids: Array.from(ids, Number), skip_special_tokens }));
   },
+  // As transformers.js: the chat as the template makes it, a string (tokenize: false) or its ids (tokenized
+  // without the tokenizer's own special tokens; a plain array here). add_generation_prompt defaults to false; names
+  // other than apply_chat_template's options are template variables (enable_thinking, …).
+  apply_chat_template(messages, { tokenize = true, ...o } = {}) {
+    const { chat, rest } = splitChatOptions(o, 'apply_chat_template');
+    for (const k of TOKENIZER_ONLY) delete rest[k];
+    if (Object.keys(rest).length) chat.chat_template_kwargs = { ...rest, ...chat.chat_template_kwargs };
+    return obj._serial(async () => {
+      const { prompt } = await renderChat(obj, messages, chat, { pipelineDefaults: false });
+      return tokenize ? obj._call('encode', { text: prompt, add_special_tokens: false }) : prompt;
+    });
+  },
 });
 
 // A tokenizer on its own (tokenizer.json, vocab.txt, or vocab.json + merges.txt; or a model folder's).
@@ -230,6 +349,7 @@ export class Tokenizer extends Handle {
   }
   encode(text, opts) { return tokenizerCalls(this).encode(text, opts); }
   decode(ids, opts) { return tokenizerCalls(this).decode(ids, opts); }
+  apply_chat_template(messages, opts) { return tokenizerCalls(this).apply_chat_template(messages, opts); }
 }
 
 // A model and its tokenizer. What it can do is info.tasks (fill-mask, text-generation, …); FillMask and
@@ -325,9 +445,26 @@ export class Model extends Handle {
   // { text, finish_reason, tokens, prompt_tokens, attention?, timings }. An abort ({ signal }) ends the loop within
   // one token with an AbortError whose .result holds what was generated; the model stays usable. Options other
   // than signal go to the engine (max_new_tokens, do_sample, temperature, top_k, top_p, min_p,
-  // repetition_penalty, no_repeat_ngram_size, seed, stop, stop_at_eos, attention_layer).
+  // repetition_penalty, no_repeat_ngram_size, seed, stop, stop_at_eos, stop_token_ids, add_special_tokens,
+  // skip_special_tokens, attention_layer).
   generate(prompt, { signal, ...options } = {}) {
-    const steps = this._steps(prompt, options, signal);
+    return this._stream(prompt, options, signal);
+  }
+
+  // A chat (a list of { role, content } messages): the model's chat template makes it a prompt (see renderChat),
+  // which is generated from as generate() does: an AsyncIterable of the reply's pieces; after the loop, .result
+  // holds generate's result and { prompt: the rendered text, messages: the conversation with the reply }. Options:
+  // generate's, and chat_template (a template, or the name of one of the model's), tools, documents,
+  // add_generation_prompt (default true), continue_final_message (default: the last message is the assistant's),
+  // chat_template_kwargs (more template variables, e.g. { enable_thinking: false }). Special tokens are left out of
+  // the reply (skip_special_tokens: true) unless the options say otherwise.
+  chat(messages, { signal, ...options } = {}) {
+    if (!isChat(messages)) throw new TypeError('chat: messages must be a non-empty list of { role, content } objects');
+    return this._stream({ messages }, options, signal);
+  }
+
+  _stream(input, options, signal) {
+    const steps = this._steps(input, options, signal);
     const stream = {
       result: null,
       async *[Symbol.asyncIterator]() {
@@ -340,22 +477,32 @@ export class Model extends Handle {
     return stream;
   }
 
-  // The engine's steps of one generation, in turn with the object's other calls: { id, text, logprob } per token,
-  // the last one with done and the whole result.
-  async *_steps(prompt, options, signal) {
+  // The engine's steps of one generation, in turn with the object's other calls: first { prompt, prompt_ids } (the
+  // prompt as rendered and tokenized), then { id, text, logprob } per token, the last one with done and the whole
+  // result. input: a prompt, or { messages } (a chat, whose options options holds).
+  async *_steps(input, options, signal) {
     let release;
     const turn = new Promise((r) => (release = r));
     const prev = this._queue;
     this._queue = turn;
     await prev;
     const tokens = [];
-    let text = '', attention, start;
+    let text = '', attention, start, chat = null;
     const t0 = now();
-    const partial = (finish) => ({ text, finish_reason: finish, tokens, prompt_tokens: start?.prompt_tokens ?? 0, attention });
+    const partial = (finish) => ({ text, finish_reason: finish, tokens, prompt_tokens: start?.prompt_tokens ?? 0, attention,
+                                   ...(chat && { prompt: chat.prompt, messages: withReply(input.messages, text, chat.continued) }) });
     try {
       if (this._disposed) throw new Error('wasmformer: this object was disposed');
       this._need('text-generation');
+      let prompt = input;
+      if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+        const { chat: chatOptions, rest } = splitChatOptions(options, 'chat');
+        chat = await renderChat(this, input.messages, chatOptions, { pipelineDefaults: true });
+        prompt = chat.prompt;
+        options = { add_special_tokens: false, skip_special_tokens: true, ...rest };
+      }
       start = await this._call('generateStart', { prompt: textArg(prompt, 'text-generation'), options }, signal);
+      yield { prompt, prompt_ids: start.prompt_ids };
       for (;;) {
         const s = await this._call('generateStep', {}, signal);
         if (s.attention) attention = { layer: s.attention_layer, heads: this.info.n_head, data: s.attention };
@@ -512,28 +659,39 @@ export async function pipeline(task, source, opts = {}) {
       return Array.isArray(r) ? r.map(shape) : shape(r);
     };
   } else {
+    // a prompt → [{ generated_text: prompt + continuation }]; a chat (a list of { role, content }) → [{ generated_text:
+    // the conversation with the assistant's reply }] (return_full_text: false → the reply's text alone, as Python
+    // transformers); a list of either → one of those each
     run = async (prompts, { streamer, return_full_text, signal, ...o } = {}) => {
       const one = async (p) => {
         const own = streamer instanceof TextStreamer;
-        if (own) {
-          streamer.put([]);  // the prompt: skipped, or shown as the user wrote it
-          if (!streamer.skip_prompt) streamer.on_finalized_text(p, false);
-        } else if (streamer) {
-          streamer.put?.([await m.tokenizer.encode(p)]);
-        }
+        const input = typeof p === 'string' ? p : { messages: p };
         let result;
-        for await (const s of m._steps(p, o, signal)) {
+        for await (const s of m._steps(input, o, signal)) {
+          if (s.prompt_ids) {
+            if (own) {
+              streamer.put([]);  // the prompt: skipped, or shown as the user wrote it (a chat: as its template made it)
+              if (!streamer.skip_prompt) streamer.on_finalized_text(s.prompt, false);
+            } else {
+              streamer?.put?.([s.prompt_ids]);
+            }
+          }
           if (s.id !== undefined) streamer?.put?.([[s.id]], own ? s.text : undefined);
           if (s.done) result = s.result;
         }
         streamer?.end?.();
+        if (typeof p !== 'string') return [{ generated_text: return_full_text === false ? result.text : result.messages }];
         return [{ generated_text: return_full_text === false ? result.text : p + result.text }];
       };
-      if (Array.isArray(prompts) && prompts.every((p) => typeof p === 'string')) {
+      const batch = Array.isArray(prompts) && (prompts.every((p) => typeof p === 'string') || (prompts.length > 0 && prompts.every(isChat)));
+      if (batch) {
         const out = [];
         for (const p of prompts) out.push(await one(p));
         return out;
       }
+      if (isChat(prompts)) return one(prompts);
+      if (Array.isArray(prompts))
+        throw new TypeError('text-generation: give a string, a list of strings, a chat (a list of { role, content } objects) or a list of chats');
       return one(textArg(prompts, 'text-generation'));
     };
   }

@@ -60,7 +60,7 @@ export class LocalBackend {
     return o;
   }
 
-  // method: encode | decode | fillMask | fillMaskBatch | run | generateStart | generateStep; args: plain values.
+  // method: encode | decode | fillMask | fillMaskBatch | run | generateStart | generateStep | chatTemplate; args: plain values.
   // cancel: a function polled between layers (true: stop), or undefined.
   async call(handle, method, args, cancel) {
     const o = this.get(handle);
@@ -79,6 +79,7 @@ export class LocalBackend {
         return r;
       }
       case 'generateStart': return result(o.generateStart(utf8(args.prompt), json(args.options)));
+      case 'chatTemplate': return result(o.chatTemplate(json(args.messages), json(args.options)));
       case 'generateStep': {
         const r = result(o.generateStep(cancel));
         if (r.attention_size) r.attention = o.attention().slice();

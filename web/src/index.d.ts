@@ -79,11 +79,52 @@ export interface ModelInfo {
   borrows_file_bytes: boolean;
   /** The mask token, or '' when the tokenizer has none. */
   mask_token: string;
+  /** The names of the model's chat templates ('default', 'tool_use', …); empty when it has none. */
+  chat_templates: string[];
+  /** The ids that end a generation: EOS, and end-of-turn ids from the GGUF or generation_config.json. */
+  end_ids: number[];
 }
+
+/** A message of a chat, as Hugging Face's chat templates take it. */
+export interface Message {
+  role: 'system' | 'user' | 'assistant' | 'tool' | (string & {});
+  /** Text, or parts such as { type: 'text', text }; null beside tool_calls. */
+  content: string | { type: string; text?: string; [key: string]: unknown }[] | null;
+  tool_calls?: unknown[];
+  [key: string]: unknown;
+}
+export type Chat = Message[];
+
+/** How a chat becomes a prompt: the model's chat template (or one given), rendered with @huggingface/jinja. */
+export interface ChatTemplateOptions {
+  /** A Jinja template, or the name of one of the model's (info.chat_templates); default: the model's "default"
+   *  ("tool_use" when tools are given and the model has one). */
+  chat_template?: string;
+  /** Tools (JSON schemas) for the template's tool-calling format. */
+  tools?: object[] | null;
+  /** Documents for templates that take them (RAG). */
+  documents?: object[] | null;
+  /** End the prompt with the start of an assistant turn (default: true for chat and the pipeline, unless the last
+   *  message is the assistant's; false for apply_chat_template). */
+  add_generation_prompt?: boolean;
+  /** Continue the last message instead of starting a new one (default: true when it is the assistant's). */
+  continue_final_message?: boolean;
+  /** More template variables, e.g. { enable_thinking: false }, { date_string: '26 Jul 2024' }. */
+  chat_template_kwargs?: Record<string, unknown>;
+  /** As transformers.js: apply_chat_template's options and template variables. */
+  tokenizer_encode_kwargs?: Record<string, unknown>;
+}
+
+/** apply_chat_template's options: names other than these are template variables (enable_thinking, …). */
+export type ApplyChatTemplateOptions = ChatTemplateOptions & { [variable: string]: unknown };
 
 export interface TokenizerLike {
   encode(text: string, opts?: { add_special_tokens?: boolean }): Promise<number[]>;
   decode(ids: ArrayLike<number>, opts?: { skip_special_tokens?: boolean }): Promise<string>;
+  /** As transformers.js: the chat as its template makes it (tokenize: false), or its ids without the tokenizer's
+   *  own special tokens (a plain array). */
+  apply_chat_template(messages: Chat, opts: ApplyChatTemplateOptions & { tokenize: false }): Promise<string>;
+  apply_chat_template(messages: Chat, opts?: ApplyChatTemplateOptions & { tokenize?: true }): Promise<number[]>;
 }
 
 declare class Handle {
@@ -101,6 +142,8 @@ export class Tokenizer extends Handle implements TokenizerLike {
   static load(source: ModelSource, opts?: LoadOptions): Promise<Tokenizer>;
   encode(text: string, opts?: { add_special_tokens?: boolean }): Promise<number[]>;
   decode(ids: ArrayLike<number>, opts?: { skip_special_tokens?: boolean }): Promise<string>;
+  apply_chat_template(messages: Chat, opts: ApplyChatTemplateOptions & { tokenize: false }): Promise<string>;
+  apply_chat_template(messages: Chat, opts?: ApplyChatTemplateOptions & { tokenize?: true }): Promise<number[]>;
 }
 
 export interface FillMaskCandidate { score: number; token: number; token_str: string; sequence: string }
@@ -127,11 +170,19 @@ export interface GenerationOptions {
   repetition_penalty?: number; no_repeat_ngram_size?: number; seed?: number;
   /** Stop strings: generation ends before the first, which is not returned. */
   stop?: string | string[];
+  /** End at the model's end ids (info.end_ids: EOS, end of turn); default true. */
   stop_at_eos?: boolean;
+  /** More ids that end the generation (finish_reason 'stop'); their text is not returned. */
+  stop_token_ids?: number | number[];
+  /** false: tokenize the prompt without the tokenizer's own special tokens (BOS); default true. */
+  add_special_tokens?: boolean;
+  /** Leave generated special tokens out of the text (default false; true for chat). */
+  skip_special_tokens?: boolean;
   /** Also return the prompt's attention weights of this layer. */
   attention_layer?: number;
   signal?: AbortSignal;
 }
+/** eos: an end id of the model (EOS, end of turn); stop: a stop string or one of stop_token_ids. */
 export type FinishReason = 'eos' | 'stop' | 'length' | 'max_new_tokens';
 export interface GenerationResult {
   text: string;
@@ -141,6 +192,13 @@ export interface GenerationResult {
   attention?: Attention;
   timings: { seconds: number; tokens_per_second: number } & EngineInfo;
 }
+/** A chat's result: generate's, with the prompt its template made and the conversation with the reply. */
+export interface ChatResult extends GenerationResult {
+  prompt: string;
+  messages: Message[];
+}
+export interface ChatOptions extends Omit<GenerationOptions, 'attention_layer'>, ChatTemplateOptions {}
+
 /** What an aborted generation rejects with: an AbortError carrying what was generated until then. */
 export interface GenerationAbortError extends Error {
   name: 'AbortError';
@@ -207,6 +265,9 @@ export class Model extends Handle {
   /** text-generation, streamed as text pieces of whole characters; .result is set when the loop ends. */
   generate(prompt: string, opts?: GenerationOptions): AsyncIterable<string> & { result: GenerationResult | null };
   complete(prompt: string, opts?: GenerationOptions & { onToken?: (piece: string) => void }): Promise<GenerationResult>;
+  /** A chat, made a prompt by the model's chat template and generated from: the reply streamed as text pieces;
+   *  .result (a ChatResult) is set when the loop ends. */
+  chat(messages: Chat, opts?: ChatOptions): AsyncIterable<string> & { result: ChatResult | null };
   /** feature-extraction; several texts run in padded batches. */
   embed(texts: string | string[], opts?: FeatureExtractionOptions): Promise<Tensor>;
   /** text-classification: per text, its labels best first. */
@@ -262,9 +323,16 @@ export interface TextGenerationOptions extends Omit<GenerationOptions, 'attentio
   return_full_text?: boolean;
   streamer?: StreamerLike;
 }
+export type ChatGenerationOptions = TextGenerationOptions & ChatTemplateOptions;
 export interface TextGenerationPipeline extends PipelineObject<TextGenerator> {
   (prompt: string, opts?: TextGenerationOptions): Promise<{ generated_text: string }[]>;
   (prompts: string[], opts?: TextGenerationOptions): Promise<{ generated_text: string }[][]>;
+  /** A chat: the conversation with the assistant's reply appended (or its last message continued). */
+  (messages: Chat, opts?: ChatGenerationOptions & { return_full_text?: true }): Promise<{ generated_text: Message[] }[]>;
+  /** return_full_text: false: the reply's text alone, as Python transformers. */
+  (messages: Chat, opts: ChatGenerationOptions & { return_full_text: false }): Promise<{ generated_text: string }[]>;
+  (chats: Chat[], opts?: ChatGenerationOptions & { return_full_text?: true }): Promise<{ generated_text: Message[] }[][]>;
+  (chats: Chat[], opts: ChatGenerationOptions & { return_full_text: false }): Promise<{ generated_text: string }[][]>;
 }
 
 export interface FeatureExtractionPipeline extends PipelineObject<Model> {
