@@ -32,11 +32,14 @@ struct stored_matrix {
 
 }  // namespace wft
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <string>
+
+#include <catch2/catch.hpp>
 
 #include "formats/safetensors.h"
 #include "tasks/pipeline.h"
@@ -104,5 +107,36 @@ inline double max_abs_diff(const float* a, const float* b, size_t n) {
     }
     return m;
 }
+
+// tests/data/quants/<type>.bin, written by tools/reference/make_quant_vectors.py from the independent Python
+// reference of ggml's block types (tools/reference/ggml_quants.py); format in tests/data/quants/README.md.
+struct quant_vectors {
+    std::vector<uint8_t> file;
+    uint32_t ggml_type = 0, block = 0, type_size = 0, rows = 0, n = 0;
+    std::vector<std::string> labels;
+    std::vector<float> input, dequantized;
+    const uint8_t* quantized = nullptr;
+    explicit quant_vectors(const std::string& name) : file(wft::read_file(wft::data_path("quants/" + name + ".bin"))) {
+        auto u32 = [&](size_t at) {
+            uint32_t v;
+            std::memcpy(&v, file.data() + at, 4);
+            return v;
+        };
+        REQUIRE(file.size() >= 32);
+        REQUIRE(std::memcmp(file.data(), "WFQV", 4) == 0);
+        REQUIRE(u32(4) == 1);
+        ggml_type = u32(8), block = u32(12), type_size = u32(16), rows = u32(20), n = u32(24);
+        const size_t labels_at = 32, input_at = labels_at + 16 * rows, deq_at = input_at + 4 * size_t(rows) * n, q_at = deq_at + 4 * size_t(rows) * n;
+        REQUIRE(file.size() == q_at + size_t(rows) * (n / block) * type_size);
+        for (uint32_t r = 0; r < rows; ++r)
+            labels.emplace_back(reinterpret_cast<const char*>(file.data() + labels_at + 16 * r), strnlen(reinterpret_cast<const char*>(file.data() + labels_at + 16 * r), 16));
+        input.resize(size_t(rows) * n);
+        dequantized.resize(size_t(rows) * n);
+        std::memcpy(input.data(), file.data() + input_at, input.size() * 4);
+        std::memcpy(dequantized.data(), file.data() + deq_at, dequantized.size() * 4);
+        quantized = file.data() + q_at;
+    }
+    int64_t row_bytes() const { return int64_t(n / block) * type_size; }
+};
 
 }  // namespace wft

@@ -289,33 +289,6 @@ TEST_CASE("embedding gather widens every storage type", "[kernels]") {
 
 namespace {
 
-// tests/data/quants/<type>.bin, written by tools/reference/make_quant_vectors.py from the independent Python
-// reference of ggml's block types (tools/reference/ggml_quants.py); format in tests/data/quants/README.md.
-struct quant_vectors {
-    std::vector<uint8_t> file;
-    uint32_t ggml_type = 0, rows = 0, n = 0;
-    std::vector<std::string> labels;
-    std::vector<float> input, dequantized;
-    const uint8_t* quantized = nullptr;
-    explicit quant_vectors(const std::string& name) : file(wft::read_file(wft::data_path("quants/" + name + ".bin"))) {
-        auto u32 = [&](size_t at) {
-            uint32_t v;
-            std::memcpy(&v, file.data() + at, 4);
-            return v;
-        };
-        REQUIRE(file.size() >= 32);
-        REQUIRE(std::memcmp(file.data(), "WFQV", 4) == 0);
-        ggml_type = u32(8), rows = u32(20), n = u32(24);
-        const size_t labels_at = 32, input_at = labels_at + 16 * rows, deq_at = input_at + 4 * size_t(rows) * n, q_at = deq_at + 4 * size_t(rows) * n;
-        REQUIRE(file.size() == q_at + size_t(rows) * (n / u32(12)) * u32(16));
-        for (uint32_t r = 0; r < rows; ++r) labels.emplace_back(reinterpret_cast<const char*>(file.data() + labels_at + 16 * r), strnlen(reinterpret_cast<const char*>(file.data() + labels_at + 16 * r), 16));
-        input.resize(size_t(rows) * n);
-        dequantized.resize(size_t(rows) * n);
-        std::memcpy(input.data(), file.data() + input_at, input.size() * 4);
-        std::memcpy(dequantized.data(), file.data() + deq_at, dequantized.size() * 4);
-        quantized = file.data() + q_at;
-    }
-};
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
 
@@ -323,7 +296,7 @@ bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
 
 TEST_CASE("q8_0 and q4_0 blocks quantize and dequantize bit for bit as ggml's reference, subnormal scales included", "[kernels][quants]") {
     for (dtype type : {dtype::q8_0, dtype::q4_0}) {
-        const quant_vectors v(type == dtype::q8_0 ? "q8_0" : "q4_0");
+        const wft::quant_vectors v(type == dtype::q8_0 ? "q8_0" : "q4_0");
         INFO(wf::dtype_name(type));
         REQUIRE(v.ggml_type == wf::traits(type).ggml_type);
         const int64_t rb = wf::row_bytes(type, v.n);
@@ -344,7 +317,7 @@ TEST_CASE("matmul on ggml's q8_0 and q4_0 rows equals f32 matmul on their refere
     // way the engine computes them (q4_0 re-blocked as q8_0); every row-count path of matmul.
     REQUIRE(wf::matmul_quantizes_activations(dtype::q8_0, 5));
     for (const char* name : {"q8_0", "q4_0"}) {
-        const quant_vectors v(name);
+        const wft::quant_vectors v(name);
         INFO(name);
         const int64_t N = v.rows, K = v.n;
         std::vector<uint8_t> w8(size_t(wf::row_bytes(dtype::q8_0, K) * N));

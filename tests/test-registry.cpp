@@ -149,5 +149,5 @@ TEST_CASE("every storage type converts to f32 and back as its definition says", 
     }
     REQUIRE(std::string(wf::ggml_type_name(16)) == "IQ2_XXS");
     REQUIRE(std::string(wf::ggml_type_name(4)) == "unknown");
-    REQUIRE(!wf::dtype_from_ggml(12));  // Q4_K: not (yet) in the table
+    REQUIRE(!wf::dtype_from_ggml(16));  // IQ2_XXS: not (yet) in the table
 }

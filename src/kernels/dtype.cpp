@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/quants.h"
+
 namespace wf {
 namespace {
 
@@ -87,13 +89,24 @@ void q4_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
     }
 }
 
-// In enum order. q4_0 is not computed: the loader re-blocks it as q8_0, exactly (same scale, values d·(q − 8)).
+// In enum order. Every type is computed by matmul (kernels/quants.h: integer dot products on quantized
+// activations for the block types), so the loader keeps each as stored. to_q8_0 (exact re-blocking: same f16
+// scale, values d·(a whole number in [−127, 127])) serves the dtype = q8_0 load option for q4_0, q5_0, iq4_nl.
 constexpr dtype_traits kTraits[] = {
     {"F32", 0, 1, 4, true, f32_to_f32, f32_from_f32, nullptr},
     {"F16", 1, 1, 2, true, half_to_f32<f16_to_f32>, half_from_f32<f32_to_f16>, nullptr},
     {"BF16", 30, 1, 2, true, half_to_f32<bf16_to_f32>, half_from_f32<f32_to_bf16>, nullptr},
     {"Q8_0", 8, 32, 34, true, q8_0_to_f32, q8_0_from_f32, nullptr},
-    {"Q4_0", 2, 32, 18, false, q4_0_to_f32, q4_0_from_f32, q4_0_to_q8_0},
+    {"Q4_0", 2, 32, 18, true, q4_0_to_f32, q4_0_from_f32, q4_0_to_q8_0},
+    {"Q4_1", 3, 32, 20, true, q4_1_to_f32, q4_1_from_f32, nullptr},
+    {"Q5_0", 6, 32, 22, true, q5_0_to_f32, q5_0_from_f32, q5_0_to_q8_0},
+    {"Q5_1", 7, 32, 24, true, q5_1_to_f32, q5_1_from_f32, nullptr},
+    {"Q2_K", 10, 256, 84, true, q2_K_to_f32, q2_K_from_f32, nullptr},
+    {"Q3_K", 11, 256, 110, true, q3_K_to_f32, q3_K_from_f32, nullptr},
+    {"Q4_K", 12, 256, 144, true, q4_K_to_f32, q4_K_from_f32, nullptr},
+    {"Q5_K", 13, 256, 176, true, q5_K_to_f32, q5_K_from_f32, nullptr},
+    {"Q6_K", 14, 256, 210, true, q6_K_to_f32, q6_K_from_f32, nullptr},
+    {"IQ4_NL", 20, 32, 18, true, iq4_nl_to_f32, iq4_nl_from_f32, iq4_nl_to_q8_0},
 };
 static_assert(std::size(kTraits) == std::size(all_dtypes));
 

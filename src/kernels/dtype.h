@@ -14,8 +14,10 @@
 
 namespace wf {
 
-enum class dtype : uint8_t { f32, f16, bf16, q8_0, q4_0 };
-constexpr dtype all_dtypes[] = {dtype::f32, dtype::f16, dtype::bf16, dtype::q8_0, dtype::q4_0};
+// The K-quants (q2_k … q6_k: 256-value super-blocks) and q4_1 … iq4_nl are defined in kernels/quants.h.
+enum class dtype : uint8_t { f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl };
+constexpr dtype all_dtypes[] = {dtype::f32,  dtype::f16,  dtype::bf16, dtype::q8_0, dtype::q4_0, dtype::q4_1, dtype::q5_0,
+                                dtype::q5_1, dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::iq4_nl};
 
 struct dtype_traits {
     const char* name;     // "F32", "Q8_0": GGUF's and safetensors' spelling

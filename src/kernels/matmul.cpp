@@ -7,6 +7,10 @@
 // saves. Decode (M < 4) reads W rows straight from storage, 4 or 8 at a time, widened in registers.
 // q8_0 weights always run in integers on q8_0-quantized activations: decode as integer dot products (3.8× fewer
 // weight bytes than f32, at integer speed), 4 rows and more as an integer outer-product tile (gemm_q8).
+// The other block types (q4_0 … q6_K, iq4_nl: kernels/quants.h) run in integers too below 16 rows (gemv_quant, on
+// q8_0 or q8_K activations, W read once per 3 rows: their scalar dequantizers made gemm_small's widening 20× the
+// work at 4 rows); from 16 rows on, gemm_packed widens their rows to f32 a panel segment at a time
+// (widen_segment) — each weight once per call, never the whole matrix — and runs as f32.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -21,6 +25,7 @@
 
 #include "core/error.h"
 #include "kernels/kernels.h"
+#include "kernels/quants.h"
 
 namespace wf {
 namespace {
@@ -303,14 +308,20 @@ void gemm_packed(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, 
 }
 
 // --- q8_0 × q8_0 integer dot products ------------------------------------------------------------------------
-// q8_0 block scales are finite f16: (h & 0x7fff) << 13 as a float is value·2^-112 (subnormals included).
+// A q8_0 block scale: (h & 0x7fff) << 13 as a float is value·2^-112 (subnormals included); an all-ones exponent
+// (a malformed block's inf or NaN) is or-ed back so that it stays inf / NaN, without a branch.
 inline float scale_f16(const uint8_t* p) {
     uint16_t h;
     std::memcpy(&h, p, 2);
     const uint32_t bits = uint32_t(h & 0x7fff) << 13;
     float f;
     std::memcpy(&f, &bits, 4);
-    return (h & 0x8000) ? -f * 0x1p112f : f * 0x1p112f;
+    f *= 0x1p112f;
+    uint32_t out;
+    std::memcpy(&out, &f, 4);
+    out |= ((h & 0x7c00) == 0x7c00 ? 0x7f800000u : 0u) | uint32_t(h & 0x8000) << 16;
+    std::memcpy(&f, &out, 4);
+    return f;
 }
 
 // Rows of activations quantized to q8_0 and sign-extended to int16 once (both SIMD paths multiply int16 pairs
@@ -602,13 +613,14 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 }
 
 // Out of line, so that no throw sits in the function the hot loops are inlined into (it slows them under wasm EH).
-[[noreturn, gnu::noinline]] void unsupported(dtype t) { throw error(std::string("matmul: ") + dtype_name(t) + " weights are converted at load time"); }
+[[noreturn, gnu::noinline]] void unsupported(dtype t) { throw error(std::string("matmul: ") + dtype_name(t) + " weights are not computed"); }
 
 }  // namespace
 
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end) {
     if (M <= 0 || n_begin >= n_end) return;
+    if (M < 16 && gemv_quant_computes(Wm.type)) return gemv_quant(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     if (M >= 16 && Wm.type != dtype::q8_0) return gemm_packed(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     if (M >= 4 && Wm.type == dtype::q8_0) return gemm_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     if (M >= 4) return gemm_small(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);

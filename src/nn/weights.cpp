@@ -17,8 +17,10 @@ dtype_option dtype_option::parse(std::string_view n) {
     if (s == "fp32") s = "f32";
     if (s == "fp16") s = "f16";
     if (s == "q8") s = "q8_0";
+    // The conversion targets: plain floats and q8_0 (whose quantizer is fast and close). The 4-bit and K types are
+    // computed as stored in a file, but re-quantizing a model to them at load is not offered (yet).
     const auto t = dtype_from_name(s);
-    if (t && traits(*t).computed) return {mode::convert, *t};
+    if (t && (*t == dtype::f32 || *t == dtype::f16 || *t == dtype::bf16 || *t == dtype::q8_0)) return {mode::convert, *t};
     throw error("dtype \"" + std::string(n) + "\" is not supported (use auto, as_stored, f32, f16, bf16 or q8_0)");
 }
 
@@ -44,9 +46,14 @@ storage_plan storage_plan::widen_halves() {
     return p;
 }
 
+// Every type in the table is computed (q4_0 … q6_K and iq4_nl by kernels/quants.h's integer GEMV), so a matrix
+// keeps the type it asks for and costs its own size: Q4_K 4.5 bits per weight, Q6_K 6.56, Q4_0 and IQ4_NL 4.5,
+// Q8_0 8.5 (a view into the file under as_stored: nothing copied). The fallbacks below only catch a row length
+// that is not a whole number of the asked type's blocks (a conversion to q8_0 of a 48-column matrix): the stored
+// type if matmul computes it, else f32 (4× a q8_0 row; never reached by the types the engine loads today).
 dtype storage_plan::target(dtype stored, int64_t cols) const {
     dtype t = as_stored ? stored : to[size_t(stored)];
-    if (t == dtype::q8_0 && cols % q8_block != 0) t = stored == dtype::q8_0 ? dtype::f32 : stored;
+    if (cols % traits(t).block != 0) t = traits(stored).computed && cols % traits(stored).block == 0 ? stored : dtype::f32;
     if (!traits(t).computed) t = traits(t).to_q8_0 && cols % q8_block == 0 ? dtype::q8_0 : dtype::f32;
     return t;
 }
@@ -109,7 +116,7 @@ matrix_view weight_store::convert(const raw_tensor& t, int64_t rows, int64_t col
         return {t.type, rows, cols, copy};
     }
     uint8_t* out = alloc(bytes, what);
-    if (!transposed && target == dtype::q8_0 && traits(t.type).to_q8_0) {  // exact re-blocking (q4_0 → q8_0)
+    if (!transposed && target == dtype::q8_0 && traits(t.type).to_q8_0) {  // exact re-blocking (q4_0, q5_0, iq4_nl → q8_0)
         for (int64_t r = 0; r < rows; ++r) traits(t.type).to_q8_0(t.data + r * row_bytes(t.type, cols), out + r * row_bytes(target, cols), cols);
         return {target, rows, cols, out};
     }

@@ -25,6 +25,7 @@ namespace wf {
 //               half-precision arithmetic, so widening once at load is faster and exact);
 //   as_stored — the file's own types (views into the file where possible: the least memory);
 //   f32 | f16 | bf16 | q8_0 — converted at load (transformers.js's names fp32, fp16, q8 are accepted too).
+// Files' 4-bit and K-quant matrices (Q4_0 … Q6_K, IQ4_NL) are computed as stored under auto and as_stored.
 struct dtype_option {
     enum class mode { automatic, as_stored, convert } how = mode::automatic;
     dtype to = dtype::f32;  // for convert
@@ -40,8 +41,9 @@ struct storage_plan {
     static storage_plan keep() { return {}; }
     static storage_plan convert_all(dtype t);
     static storage_plan widen_halves();  // f16, bf16 → f32; the other types kept (owned)
-    // The type a (· × cols) matrix stored as `stored` gets: types matmul does not compute become q8_0 (re-blocked
-    // exactly) or f32, and q8_0 needs cols % 32 == 0.
+    // The type a (· × cols) matrix stored as `stored` gets: the plan's type when cols is a whole number of its
+    // blocks, else the stored type (matmul computes every type of the table: weights.cpp states the memory each
+    // costs); a type it did not compute would become q8_0 (re-blocked exactly) or f32.
     dtype target(dtype stored, int64_t cols) const;
 };
 

@@ -1,0 +1,647 @@
+// The integer GEMV of q4_0 and kernels/quants.h's block types, SIMD: wasm SIMD128 intrinsics under Emscripten, the
+// same operations in SSE4.1 natively; elsewhere the scalar twin.
+//
+// Codes are read 8 at a time, zero-extended to int16 lanes (v128.load8x8_u / pmovzxbw) in the order of the
+// activations, so that one nibble mask or shift leaves 8 codes lined up with 8 activations, and i32x4.dot_i16x8_s
+// (pmaddwd) multiplies and adds them in pairs (q5_0 / q5_1 and iq4_nl build their codes in bytes first, then
+// widen them). The activations are quantized once per call and sign-extended to int16 (every row of W reads
+// them). Per block the sums run in int32 — exact: the largest, q6_K's Σ_g sc_g·Σ q·q_x, stays below
+// 16·128·16·63·127 < 2^31 — and each row's four lanes are reduced together with three other rows' (four vectors →
+// one vector of four sums), then scaled by one vector multiply.
+//
+// The float steps per block are exactly those of ref::gemv_quant, in the same order, so the two agree bit for bit
+// (neither file lets the compiler fuse a multiply and an add: g++ would, even across SSE intrinsics).
+//
+// Wasm speed notes (V8 on x86-64, measured): LLVM's instruction combining had to be kept from three rewrites that
+// V8 lowers badly (see opaque_mask16, decode5, and the unrolled loops), and values the kernels need as vectors are
+// built in registers, never stored as words and reloaded as a vector (k4_scales).
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>  // clang's header for the wasm SIMD128 instructions (not Emscripten's)
+#elif defined(__SSE4_1__)
+#include <immintrin.h>
+#endif
+
+#include "core/error.h"
+#include "kernels/kernels.h"
+#include "kernels/quants.h"
+
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+// Loops over the four rows, the nibble groups and the octets are unrolled: their shift counts must be constants,
+// and their partial sums must stay in registers rather than on the stack (clang left them rolled in wasm).
+#if defined(__clang__)
+#define WF_UNROLL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define WF_UNROLL _Pragma("GCC unroll 16")
+#else
+#define WF_UNROLL
+#endif
+
+namespace wf {
+
+bool gemv_quant_computes(dtype t) {
+    switch (t) {
+    case dtype::q4_0:
+    case dtype::q4_1:
+    case dtype::q5_0:
+    case dtype::q5_1:
+    case dtype::iq4_nl:
+    case dtype::q2_k:
+    case dtype::q3_k:
+    case dtype::q4_k:
+    case dtype::q5_k:
+    case dtype::q6_k: return true;
+    default: return false;
+    }
+}
+
+namespace {
+// Out of line, so that no throw sits in the function the hot loops are inlined into.
+[[noreturn, gnu::noinline]] void not_computed(dtype t) {
+    throw error(std::string("gemv_quant: ") + dtype_name(t) + " is not a block type it computes");
+}
+}  // namespace
+
+#if defined(__wasm_simd128__) || defined(__SSE4_1__)
+namespace {
+
+// --- 128-bit vectors: the few operations the kernels use -----------------------------------------------------
+#if defined(__wasm_simd128__)
+using V = v128_t;
+inline V ld(const void* p) { return wasm_v128_load(p); }
+inline V ld_u8x8(const uint8_t* p) { return wasm_u16x8_load8x8(p); }  // 8 bytes → 8 uint16 lanes
+inline V and_(V a, V b) { return wasm_v128_and(a, b); }
+inline V or_(V a, V b) { return wasm_v128_or(a, b); }
+inline V shr16(V a, int n) { return wasm_u16x8_shr(a, uint32_t(n)); }
+inline V shl16(V a, int n) { return wasm_i16x8_shl(a, uint32_t(n)); }
+inline V eq16(V a, V b) { return wasm_i16x8_eq(a, b); }
+inline V set16(int16_t v) { return wasm_i16x8_splat(v); }
+inline V set8(int8_t v) { return wasm_i8x16_splat(v); }
+inline V sub8(V a, V b) { return wasm_i8x16_sub(a, b); }
+inline V set32(int32_t v) { return wasm_i32x4_splat(v); }
+inline V make32(int32_t a, int32_t b, int32_t c, int32_t d) { return wasm_i32x4_make(a, b, c, d); }
+inline V shl32(V a, int n) { return wasm_i32x4_shl(a, uint32_t(n)); }
+inline V gt32(V a, V b) { return wasm_i32x4_gt(a, b); }
+inline V zero() { return wasm_i32x4_splat(0); }
+inline V madd(V a, V b) { return wasm_i32x4_dot_i16x8(a, b); }  // int16 pairs → int32
+inline V add32(V a, V b) { return wasm_i32x4_add(a, b); }
+inline V sub32(V a, V b) { return wasm_i32x4_sub(a, b); }
+inline V mul32(V a, V b) { return wasm_i32x4_mul(a, b); }
+inline V shr8_4(V a) { return wasm_u8x16_shr(a, 4); }
+inline V lut16(V table, V idx) { return wasm_i8x16_swizzle(table, idx); }  // idx < 16
+inline V ext_lo8(V a) { return wasm_i16x8_extend_low_i8x16(a); }
+inline V ext_hi8(V a) { return wasm_i16x8_extend_high_i8x16(a); }
+inline V ext_lo8u(V a) { return wasm_u16x8_extend_low_u8x16(a); }
+inline V ext_hi8u(V a) { return wasm_u16x8_extend_high_u8x16(a); }
+inline V eq8(V a, V b) { return wasm_i8x16_eq(a, b); }
+inline V make8(const int8_t (&b)[16]) {
+    return wasm_i8x16_make(b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+// [Σa, Σb, Σc, Σd] of four int32 vectors
+inline V sum4(V a, V b, V c, V d) {
+    const V ab = wasm_i32x4_add(wasm_i32x4_shuffle(a, b, 0, 4, 1, 5), wasm_i32x4_shuffle(a, b, 2, 6, 3, 7));
+    const V cd = wasm_i32x4_add(wasm_i32x4_shuffle(c, d, 0, 4, 1, 5), wasm_i32x4_shuffle(c, d, 2, 6, 3, 7));
+    return wasm_i32x4_add(wasm_i32x4_shuffle(ab, cd, 0, 1, 4, 5), wasm_i32x4_shuffle(ab, cd, 2, 3, 6, 7));
+}
+inline V cvt(V a) { return wasm_f32x4_convert_i32x4(a); }
+inline V fmul(V a, V b) { return wasm_f32x4_mul(a, b); }
+inline V fadd(V a, V b) { return wasm_f32x4_add(a, b); }
+inline V fsub(V a, V b) { return wasm_f32x4_sub(a, b); }
+inline V fset(float v) { return wasm_f32x4_splat(v); }
+inline V fld(const float* p) { return wasm_v128_load(p); }
+inline V fmake(float a, float b, float c, float d) { return wasm_f32x4_make(a, b, c, d); }
+inline void fst(float* p, V v) { wasm_v128_store(p, v); }
+#else
+using V = __m128i;
+inline V ld(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+inline V ld_u8x8(const uint8_t* p) { return _mm_cvtepu8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline V and_(V a, V b) { return _mm_and_si128(a, b); }
+inline V or_(V a, V b) { return _mm_or_si128(a, b); }
+inline V shr16(V a, int n) { return _mm_srl_epi16(a, _mm_cvtsi32_si128(n)); }
+inline V shl16(V a, int n) { return _mm_sll_epi16(a, _mm_cvtsi32_si128(n)); }
+inline V eq16(V a, V b) { return _mm_cmpeq_epi16(a, b); }
+inline V set16(int16_t v) { return _mm_set1_epi16(v); }
+inline V set8(int8_t v) { return _mm_set1_epi8(v); }
+inline V sub8(V a, V b) { return _mm_sub_epi8(a, b); }
+inline V set32(int32_t v) { return _mm_set1_epi32(v); }
+inline V make32(int32_t a, int32_t b, int32_t c, int32_t d) { return _mm_setr_epi32(a, b, c, d); }
+inline V shl32(V a, int n) { return _mm_sll_epi32(a, _mm_cvtsi32_si128(n)); }
+inline V gt32(V a, V b) { return _mm_cmpgt_epi32(a, b); }
+inline V zero() { return _mm_setzero_si128(); }
+inline V madd(V a, V b) { return _mm_madd_epi16(a, b); }
+inline V add32(V a, V b) { return _mm_add_epi32(a, b); }
+inline V sub32(V a, V b) { return _mm_sub_epi32(a, b); }
+inline V mul32(V a, V b) { return _mm_mullo_epi32(a, b); }
+inline V shr8_4(V a) { return _mm_and_si128(_mm_srli_epi16(a, 4), _mm_set1_epi8(0x0F)); }
+inline V lut16(V table, V idx) { return _mm_shuffle_epi8(table, idx); }
+inline V ext_lo8(V a) { return _mm_cvtepi8_epi16(a); }
+inline V ext_hi8(V a) { return _mm_cvtepi8_epi16(_mm_unpackhi_epi64(a, a)); }
+inline V ext_lo8u(V a) { return _mm_cvtepu8_epi16(a); }
+inline V ext_hi8u(V a) { return _mm_cvtepu8_epi16(_mm_unpackhi_epi64(a, a)); }
+inline V eq8(V a, V b) { return _mm_cmpeq_epi8(a, b); }
+inline V make8(const int8_t (&b)[16]) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(b)); }
+inline V sum4(V a, V b, V c, V d) {
+    const V ab = _mm_add_epi32(_mm_unpacklo_epi32(a, b), _mm_unpackhi_epi32(a, b));  // [a0+a2, b0+b2, a1+a3, b1+b3]
+    const V cd = _mm_add_epi32(_mm_unpacklo_epi32(c, d), _mm_unpackhi_epi32(c, d));
+    return _mm_add_epi32(_mm_unpacklo_epi64(ab, cd), _mm_unpackhi_epi64(ab, cd));
+}
+inline V cvt(V a) { return _mm_castps_si128(_mm_cvtepi32_ps(a)); }
+inline V fmul(V a, V b) { return _mm_castps_si128(_mm_mul_ps(_mm_castsi128_ps(a), _mm_castsi128_ps(b))); }
+inline V fadd(V a, V b) { return _mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(a), _mm_castsi128_ps(b))); }
+inline V fsub(V a, V b) { return _mm_castps_si128(_mm_sub_ps(_mm_castsi128_ps(a), _mm_castsi128_ps(b))); }
+inline V fset(float v) { return _mm_castps_si128(_mm_set1_ps(v)); }
+inline V fld(const float* p) { return _mm_castps_si128(_mm_loadu_ps(p)); }
+inline V fmake(float a, float b, float c, float d) { return _mm_castps_si128(_mm_setr_ps(a, b, c, d)); }
+inline void fst(float* p, V v) { _mm_storeu_ps(p, _mm_castsi128_ps(v)); }
+#endif
+
+// Per-thread scratch that grows once.
+thread_local std::vector<int16_t> xq_buf, xz_buf, bs_buf;
+thread_local std::vector<float> xd_buf, wd_buf;
+thread_local std::vector<int32_t> xs_buf;
+thread_local std::vector<block_q8_0> q8_buf;
+thread_local std::vector<block_q8_K> q8k_buf;
+
+// n elements of v, 64-byte aligned, so that the kernels' 16-byte loads of the activations never straddle two cache
+// lines (malloc aligns to 8 under Emscripten).
+template <class T>
+T* grow(std::vector<T>& v, size_t n) {
+    const size_t pad = 64 / sizeof(T);
+    if (v.size() < n + pad) v.resize(n + pad);
+    const size_t misalign = reinterpret_cast<uintptr_t>(v.data()) % 64;
+    return v.data() + (misalign ? (64 - misalign) / sizeof(T) : 0);
+}
+
+// f16 bits → float (subnormals, inf and NaN as f16_to_f32 gives them), without branches.
+inline float half(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    const uint32_t em = h & 0x7fffu, scaled = em << 13;
+    float f;
+    std::memcpy(&f, &scaled, 4);
+    f *= 0x1p112f;  // (h & 0x7fff) << 13 as a float is the value · 2^-112
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bits |= (em >= 0x7c00u ? 0x7f800000u : 0u) | uint32_t(h & 0x8000u) << 16;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
+// The f16 at byte offset `at` of four blocks → four floats, as half() gives them, in one vector.
+inline V half4(const uint8_t* const (&w)[4], int64_t at) {
+    auto u16 = [&](int j) {
+        uint16_t h;
+        std::memcpy(&h, w[j] + at, 2);
+        return int32_t(h);
+    };
+    const V h = make32(u16(0), u16(1), u16(2), u16(3)), em = and_(h, set32(0x7fff));
+    const V f = fmul(shl32(em, 13), fset(0x1p112f));
+    return or_(or_(f, and_(gt32(em, set32(0x7bff)), set32(0x7f800000))), shl32(and_(h, set32(0x8000)), 16));
+}
+
+// A 16-bit lane mask the compiler cannot see through. With a constant mask (q & 3 after a shift), LLVM proves the
+// lanes fit in bytes, narrows the work to i8x16 and widens it back with byte shuffles that V8 lowers to pshufb
+// pairs: q2_K ran at half q3_K's speed in wasm that way.
+inline V opaque_mask16(int m) {
+    __asm__("" : "+r"(m));
+    return set16(int16_t(m));
+}
+
+// ===== the 32-value types, against q8_0 activations ==========================================================
+// Activations: q (M×K int16), d (M×K/32, the f16 scales widened), s (M×K/32, Σq per block), and for the 4-bit
+// types z (M×K int16: per block its first 16 codes, then z_i = q_{16+i} − 16·q_i, i < 16; |z| ≤ 2159).
+//
+// Why z: a q4_0 / q4_1 byte b = lo + 16·hi holds elements i (lo) and 16 + i (hi) under one scale, so
+//   lo·q_i + hi·q_{16+i} = b·q_i + hi·(q_{16+i} − 16·q_i):
+// the raw byte needs no mask, only hi a shift — 11 operations per block and row instead of 13.
+struct acts32 {
+    const int16_t* q;
+    const float* d;
+    const int32_t* s;
+    const int16_t* z;
+};
+
+acts32 quantize_acts32(const float* x, int64_t M, int64_t ldx, int64_t K, bool z_form) {
+    const int64_t nb = K / 32;
+    int16_t* q = grow(xq_buf, size_t(M * K));
+    int16_t* z = z_form ? grow(xz_buf, size_t(M * K)) : nullptr;
+    float* d = grow(xd_buf, size_t(M * nb));
+    int32_t* s = grow(xs_buf, size_t(M * nb));
+    block_q8_0* blocks = grow(q8_buf, size_t(nb));
+    for (int64_t m = 0; m < M; ++m) {
+        quantize_q8_0(x + m * ldx, K, blocks);
+        for (int64_t b = 0; b < nb; ++b) {
+            d[m * nb + b] = f16_to_f32(blocks[b].d);
+            int32_t sum = 0;
+            for (int i = 0; i < 32; ++i) q[m * K + b * 32 + i] = blocks[b].q[i], sum += blocks[b].q[i];
+            s[m * nb + b] = sum;
+            if (z_form) {
+                const int16_t* qb = q + m * K + b * 32;
+                int16_t* zb = z + m * K + b * 32;
+                for (int i = 0; i < 16; ++i) zb[i] = qb[i], zb[16 + i] = int16_t(qb[16 + i] - 16 * qb[i]);
+            }
+        }
+    }
+    return {q, d, s, z};
+}
+
+// Each type: its block bytes, decode (four int16 vectors against the activations' four: the 32 codes as elements
+// 0–7, 8–15, 16–23, 24–31; z_form types: bytes 0–7, 8–15 and their high nibbles, against the z layout), offset
+// (value = d·(q − offset)), and for q4_1 / q5_1 a minimum m (value = d·q + m, the f16 at byte 2).
+struct t_q4_0 {
+    static constexpr int bytes = 18, offset = 8;
+    static constexpr bool has_min = false, z_form = true;
+    static void decode(const uint8_t* blk, V (&w)[4]) {
+        w[0] = ld_u8x8(blk + 2), w[1] = ld_u8x8(blk + 10), w[2] = shr16(w[0], 4), w[3] = shr16(w[1], 4);
+    }
+};
+struct t_q4_1 {
+    static constexpr int bytes = 20, offset = 0;
+    static constexpr bool has_min = true, z_form = true;
+    static void decode(const uint8_t* blk, V (&w)[4]) {
+        w[0] = ld_u8x8(blk + 4), w[1] = ld_u8x8(blk + 12), w[2] = shr16(w[0], 4), w[3] = shr16(w[1], 4);
+    }
+};
+// q5_0 / q5_1's codes, in bytes then widened: the nibbles of qs (elements j and j + 16 in byte j) or-ed with 16 for
+// each set bit of qh (a little-endian uint32: bit e is element e's). Byte e of a vector gets byte e / 8 of qh by a
+// byte shuffle and keeps bit e % 8 by a compare with the bit; the selector is built from an opaque 1, else LLVM
+// rewrites (b & 2^i) == 2^i as ≠ 0 plus a bitselect, twice the instructions in V8.
+inline void decode5(const uint8_t* qs, const uint8_t* qh, V (&w)[4]) {
+    int one = 1;
+    __asm__("" : "+r"(one));
+    int8_t bit[16], first[16], second[16];
+    for (int e = 0; e < 16; ++e) bit[e] = int8_t(one << (e % 8)), first[e] = int8_t(e / 8), second[e] = int8_t(2 + e / 8);
+    uint32_t h32;
+    std::memcpy(&h32, qh, 4);
+    const V sel = make8(bit), all = set32(int32_t(h32)), sixteen = set8(16), low4 = set8(0x0F);
+    const V v = ld(qs);
+    const V lo = or_(and_(v, low4), and_(eq8(and_(lut16(all, make8(first)), sel), sel), sixteen));                 // elements 0–15
+    const V hi = or_(and_(shr16(v, 4), low4), and_(eq8(and_(lut16(all, make8(second)), sel), sel), sixteen));     // 16–31
+    w[0] = ext_lo8u(lo), w[1] = ext_hi8u(lo), w[2] = ext_lo8u(hi), w[3] = ext_hi8u(hi);
+}
+struct t_q5_0 {
+    static constexpr int bytes = 22, offset = 16;
+    static constexpr bool has_min = false, z_form = false;
+    static void decode(const uint8_t* blk, V (&w)[4]) { decode5(blk + 6, blk + 2, w); }
+};
+struct t_q5_1 {
+    static constexpr int bytes = 24, offset = 0;
+    static constexpr bool has_min = true, z_form = false;
+    static void decode(const uint8_t* blk, V (&w)[4]) { decode5(blk + 8, blk + 4, w); }
+};
+// iq4_nl: the 4-bit indices looked up in the 16 levels by a byte shuffle, then sign-extended.
+struct t_iq4_nl {
+    static constexpr int bytes = 18, offset = 0;
+    static constexpr bool has_min = false, z_form = false;
+    static void decode(const uint8_t* blk, V (&w)[4]) {
+        const V table = ld(kvalues_iq4nl), v = ld(blk + 2);
+        const V lo = lut16(table, and_(v, set8(0x0F))), hi = lut16(table, shr8_4(v));
+        w[0] = ext_lo8(lo), w[1] = ext_hi8(lo), w[2] = ext_lo8(hi), w[3] = ext_hi8(hi);
+    }
+};
+
+// Four rows of W at a time (the last group repeats its last row; only real rows are stored), M rows of x. Per
+// block: each row's Σ q_w·q_x in four int32 lanes, the four rows reduced into one vector S, then
+//   acc += float(S − offset·Σq_x)·(d_w·d_x)   [+ m_w·(d_x·float(Σq_x))].
+template <class T, int M>
+void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
+    const int64_t K = W.n_cols, nb = K / 32;
+    float* sc = grow(wd_buf, size_t(8 * nb));  // per block: the four rows' d, then their m
+    for (int64_t n = n0; n < n1; n += 4) {
+        const int64_t rows = std::min<int64_t>(4, n1 - n);
+        const uint8_t* w[4];
+        for (int j = 0; j < 4; ++j) w[j] = W.row(n + std::min<int64_t>(j, rows - 1));
+        for (int64_t b = 0; b < nb; ++b) {
+            fst(sc + 8 * b, half4(w, b * T::bytes));
+            if constexpr (T::has_min) fst(sc + 8 * b + 4, half4(w, b * T::bytes + 2));
+        }
+        V acc[M];
+        for (int m = 0; m < M; ++m) acc[m] = fset(0.0f);
+        for (int64_t b = 0; b < nb; ++b) {
+            V xv[M][4], s[M][4];
+            for (int m = 0; m < M; ++m)
+                for (int i = 0; i < 4; ++i) xv[m][i] = ld((T::z_form ? a.z : a.q) + m * K + b * 32 + 8 * i);
+            WF_UNROLL
+            for (int j = 0; j < 4; ++j) {
+                V q[4];
+                T::decode(w[j] + b * T::bytes, q);
+                for (int m = 0; m < M; ++m)
+                    s[m][j] = add32(add32(madd(q[0], xv[m][0]), madd(q[1], xv[m][1])), add32(madd(q[2], xv[m][2]), madd(q[3], xv[m][3])));
+            }
+            const V dw = fld(sc + 8 * b);
+            for (int m = 0; m < M; ++m) {
+                const float dx = a.d[m * nb + b];
+                const int32_t sx = a.s[m * nb + b];
+                V S = sum4(s[m][0], s[m][1], s[m][2], s[m][3]);
+                if constexpr (T::offset != 0) S = sub32(S, set32(T::offset * sx));
+                acc[m] = fadd(acc[m], fmul(cvt(S), fmul(dw, fset(dx))));
+                if constexpr (T::has_min) acc[m] = fadd(acc[m], fmul(fld(sc + 8 * b + 4), fset(dx * float(sx))));
+            }
+        }
+        for (int m = 0; m < M; ++m) {
+            alignas(16) float out[4];
+            fst(out, acc[m]);
+            for (int64_t j = 0; j < rows; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+        }
+    }
+}
+
+// Reads one byte of every 64-byte line of rows [n, n + 4) of W (those that exist): called for the group of rows
+// after the one being computed, so that their loads overlap its arithmetic, many misses in flight at once, where
+// the kernel's own loads come one computed block at a time. Wasm has no prefetch instruction; the bytes' sum goes
+// to a sink so that the loads stay.
+thread_local volatile uint32_t touch_sink;
+inline void touch_rows(const matrix_view& W, int64_t n, int64_t n1) {
+    if (n >= n1) return;
+    const uint8_t* p = W.row(n);
+    const int64_t bytes = std::min<int64_t>(4, n1 - n) * row_bytes(W.type, W.n_cols);
+    uint32_t s = 0;
+    for (int64_t at = 0; at < bytes; at += 64) s += p[at];
+    touch_sink = s;
+}
+
+// ===== the K-quants, against q8_K activations ================================================================
+// Activations: q (M×K int16), d (M×K/256), b16 (M×K/16: Σq per 16), b32 (M×K/32: Σq per 32).
+struct actsK {
+    const int16_t* q;
+    const float* d;
+    const int16_t* b16;
+    const int16_t* b32;
+};
+
+actsK quantize_actsK(const float* x, int64_t M, int64_t ldx, int64_t K) {
+    const int64_t nb = K / qk_k;
+    int16_t* q = grow(xq_buf, size_t(M * K));
+    float* d = grow(xd_buf, size_t(M * nb));
+    int16_t* bs = grow(bs_buf, size_t(M * (K / 16 + K / 32)));
+    int16_t *b16 = bs, *b32 = bs + M * (K / 16);
+    block_q8_K* blocks = grow(q8k_buf, size_t(nb));
+    for (int64_t m = 0; m < M; ++m) {
+        quantize_q8_K(x + m * ldx, K, blocks);
+        for (int64_t b = 0; b < nb; ++b) {
+            d[m * nb + b] = blocks[b].d;
+            for (int i = 0; i < qk_k; ++i) q[m * K + b * qk_k + i] = blocks[b].qs[i];
+            for (int g = 0; g < 16; ++g) b16[m * (K / 16) + b * 16 + g] = blocks[b].bsums[g];
+            for (int g = 0; g < 8; ++g) b32[m * (K / 32) + b * 8 + g] = int16_t(blocks[b].bsums[2 * g] + blocks[b].bsums[2 * g + 1]);
+        }
+    }
+    return {q, d, b16, b32};
+}
+
+// One super-block's activations for M rows: x[m] (its 256 codes), s16[m] and s32[m] (its 16 and 8 sums).
+template <int M>
+struct sb_args {
+    const int16_t* x[M];
+    const int16_t* s16[M];
+    const int16_t* s32[M];
+};
+// Each K type's sb(): one super-block of one row of W against M rows → I[m], Mn[m] (int32 lanes that sum to the
+// block's I and Mn) and the row's d, dmin.
+
+// q4_K / q5_K's 12 scale bytes → the 8 scale codes (bytes of o[0], o[1]) and 8 min codes (o[2], o[3]): ggml's
+// get_scale_min_k4 on 32-bit words. They stay in registers: a vector load of bytes just stored one word at a time
+// cannot be forwarded from the stores and waits for them to reach the cache.
+inline void k4_scales(const uint8_t* s, uint32_t (&o)[4]) {
+    uint32_t u[3];
+    std::memcpy(u, s, 12);
+    const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+    o[0] = u[0] & k1, o[1] = (u[2] & k2) | ((u[0] >> 6) & k3) << 4, o[2] = u[1] & k1, o[3] = ((u[2] >> 4) & k2) | ((u[1] >> 6) & k3) << 4;
+}
+
+// q4_K (fifth = false) and q5_K: group 2c is the low nibbles of qs[32c …], group 2c + 1 the high ones.
+template <bool fifth>
+struct t_k45 {
+    static constexpr int bytes = fifth ? 176 : 144;
+    template <int M>
+    static void sb(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
+        d = half(blk), dmin = half(blk + 2);
+        uint32_t sm[4];
+        k4_scales(blk + 4, sm);
+        const V mins = ext_hi8u(make32(int32_t(sm[0]), int32_t(sm[1]), int32_t(sm[2]), int32_t(sm[3])));
+        for (int m = 0; m < M; ++m) I[m] = zero(), Mn[m] = madd(mins, ld(a.s32[m]));
+        const uint8_t* qh = blk + 16;
+        const uint8_t* qs = blk + (fifth ? 48 : 16);
+        const V mask = set16(0x0F), sixteen = set16(16);
+        WF_UNROLL
+        for (int c = 0; c < 4; ++c) {
+            V plo[M], phi[M];
+            for (int m = 0; m < M; ++m) plo[m] = phi[m] = zero();
+            WF_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                const V q = ld_u8x8(qs + 32 * c + 8 * i);
+                V lo = and_(q, mask), hi = shr16(q, 4);
+                if constexpr (fifth) {  // element 32g + l's fifth bit is bit g of qh[l]
+                    const V h4 = shl16(ld_u8x8(qh + 8 * i), 4);
+                    lo = or_(lo, and_(shr16(h4, 2 * c), sixteen));
+                    hi = or_(hi, and_(shr16(h4, 2 * c + 1), sixteen));
+                }
+                for (int m = 0; m < M; ++m) {
+                    plo[m] = add32(plo[m], madd(lo, ld(a.x[m] + 64 * c + 8 * i)));
+                    phi[m] = add32(phi[m], madd(hi, ld(a.x[m] + 64 * c + 32 + 8 * i)));
+                }
+            }
+            const V s0 = set32(int32_t(sm[c / 2] >> (16 * (c % 2)) & 0xFF)), s1 = set32(int32_t(sm[c / 2] >> (16 * (c % 2) + 8) & 0xFF));
+            for (int m = 0; m < M; ++m) I[m] = add32(I[m], add32(mul32(plo[m], s0), mul32(phi[m], s1)));
+        }
+    }
+};
+using t_q4_K = t_k45<false>;
+using t_q5_K = t_k45<true>;
+
+// The 16-value-group types share one walk: elements 128h + 32j + 8i + l (l < 8) for j = 0 … 3 come from the same
+// bytes, so Code::at(blk, h, i, q) decodes those four octets at once (q[j]); element 128h + 32j + 8i + l is in
+// group 8h + 2j + i/2, and per group the partial sums are multiplied by the group's scale.
+template <class Code, int M>
+inline void walk16(const uint8_t* blk, const int8_t* sc, const sb_args<M>& a, const Code& code, V (&I)[M]) {
+    WF_UNROLL
+    for (int h = 0; h < 2; ++h)
+        WF_UNROLL
+        for (int ip = 0; ip < 2; ++ip) {
+            V p[4][M];
+            for (int j = 0; j < 4; ++j)
+                for (int m = 0; m < M; ++m) p[j][m] = zero();
+            WF_UNROLL
+            for (int i = 2 * ip; i < 2 * ip + 2; ++i) {
+                V q[4];
+                code.at(blk, h, i, q);
+                for (int j = 0; j < 4; ++j)
+                    for (int m = 0; m < M; ++m) p[j][m] = add32(p[j][m], madd(q[j], ld(a.x[m] + 128 * h + 32 * j + 8 * i)));
+            }
+            for (int j = 0; j < 4; ++j) {
+                const V s = set32(sc[8 * h + 2 * j + ip]);
+                for (int m = 0; m < M; ++m) I[m] = add32(I[m], mul32(p[j][m], s));
+            }
+        }
+}
+// Σ_g c_g·s16_g over the 16 groups (int32 lanes), c_g given as two int16 vectors: the offsets' and minimums' sums.
+inline V group_sums(V c_lo, V c_hi, const int16_t* s16) { return add32(madd(c_lo, ld(s16)), madd(c_hi, ld(s16 + 8))); }
+
+struct t_q2_K {
+    static constexpr int bytes = 84;
+    struct code {
+        V three = opaque_mask16(3);
+        void at(const uint8_t* blk, int h, int i, V (&q)[4]) const {
+            const V v = ld_u8x8(blk + 16 + 32 * h + 8 * i);
+            for (int j = 0; j < 4; ++j) q[j] = and_(shr16(v, 2 * j), three);
+        }
+    };
+    template <int M>
+    static void sb(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
+        d = half(blk + 80), dmin = half(blk + 82);
+        const V mins = shr8_4(ld(blk));
+        for (int m = 0; m < M; ++m) I[m] = zero(), Mn[m] = group_sums(ext_lo8(mins), ext_hi8(mins), a.s16[m]);
+        int8_t sc[16];
+        for (int g = 0; g < 16; ++g) sc[g] = int8_t(blk[g] & 0xF);
+        walk16<code, M>(blk, sc, a, code{}, I);
+    }
+};
+
+struct t_q3_K {
+    static constexpr int bytes = 110;
+    struct code {  // low 2 bits + 4·(hmask bit): q + 4 ∈ [0, 7]
+        V three = opaque_mask16(3), four = opaque_mask16(4);
+        void at(const uint8_t* blk, int h, int i, V (&q)[4]) const {
+            const V v = ld_u8x8(blk + 32 + 32 * h + 8 * i), hm = shl16(ld_u8x8(blk + 8 * i), 2);
+            for (int j = 0; j < 4; ++j) q[j] = or_(and_(shr16(v, 2 * j), three), and_(shr16(hm, 4 * h + j), four));
+        }
+    };
+    template <int M>
+    static void sb(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
+        d = half(blk + 108), dmin = 0.0f;
+        // the 16 six-bit codes from 32-bit words (ggml's kmask trick), then − 32
+        uint32_t aux[4];
+        std::memcpy(aux, blk + 96, 12);
+        const uint32_t k1 = 0x03030303, k2 = 0x0f0f0f0f, tmp = aux[2];
+        aux[2] = ((aux[0] >> 4) & k2) | ((tmp >> 4) & k1) << 4;
+        aux[3] = ((aux[1] >> 4) & k2) | ((tmp >> 6) & k1) << 4;
+        aux[0] = (aux[0] & k2) | (tmp & k1) << 4;
+        aux[1] = (aux[1] & k2) | ((tmp >> 2) & k1) << 4;
+        const V s8 = sub8(make32(int32_t(aux[0]), int32_t(aux[1]), int32_t(aux[2]), int32_t(aux[3])), set8(32));
+        int8_t sc[16];
+        for (int g = 0; g < 16; ++g) sc[g] = int8_t(int(aux[g / 4] >> (8 * (g % 4)) & 0xFF) - 32);
+        for (int m = 0; m < M; ++m) Mn[m] = zero(), I[m] = mul32(set32(-4), group_sums(ext_lo8(s8), ext_hi8(s8), a.s16[m]));
+        walk16<code, M>(blk, sc, a, code{}, I);
+    }
+};
+
+struct t_q6_K {
+    static constexpr int bytes = 210;
+    struct code {  // low nibble of ql[64h + 32(j % 2) + l] (its high nibble for j ≥ 2) | bits 2j, 2j + 1 of qh[32h + l] << 4
+        V low4 = opaque_mask16(0x0F), bits45 = opaque_mask16(0x30);
+        void at(const uint8_t* blk, int h, int i, V (&q)[4]) const {
+            const V a = ld_u8x8(blk + 64 * h + 8 * i), b = ld_u8x8(blk + 64 * h + 32 + 8 * i), hq = ld_u8x8(blk + 128 + 32 * h + 8 * i);
+            q[0] = or_(and_(a, low4), and_(shl16(hq, 4), bits45));
+            q[1] = or_(and_(b, low4), and_(shl16(hq, 2), bits45));
+            q[2] = or_(shr16(a, 4), and_(hq, bits45));
+            q[3] = or_(shr16(b, 4), and_(shr16(hq, 2), bits45));
+        }
+    };
+    template <int M>
+    static void sb(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
+        d = half(blk + 208), dmin = 0.0f;
+        const V s8 = ld(blk + 192);
+        for (int m = 0; m < M; ++m) Mn[m] = zero(), I[m] = mul32(set32(-32), group_sums(ext_lo8(s8), ext_hi8(s8), a.s16[m]));
+        walk16<code, M>(blk, reinterpret_cast<const int8_t*>(blk + 192), a, code{}, I);
+    }
+};
+
+// Four rows of W at a time, M rows of x; per super-block
+//   acc += float(I)·(d·d_x) − float(Mn)·(dmin·d_x),
+// I = Σ_g sc_g·Σ (q − offset)·q_x and Mn = Σ_g m_g·Σ q_x, reduced for the four rows at once.
+template <class T, int M>
+void gemvK(const actsK& a, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
+    const int64_t K = W.n_cols, nb = K / qk_k;
+    for (int64_t n = n0; n < n1; n += 4) {
+        const int64_t rows = std::min<int64_t>(4, n1 - n);
+        const uint8_t* w[4];
+        for (int j = 0; j < 4; ++j) w[j] = W.row(n + std::min<int64_t>(j, rows - 1));
+        touch_rows(W, n + 4, n1);
+        V acc[M];
+        for (int m = 0; m < M; ++m) acc[m] = fset(0.0f);
+        for (int64_t b = 0; b < nb; ++b) {
+            sb_args<M> args;
+            for (int m = 0; m < M; ++m) {
+                args.x[m] = a.q + m * K + b * qk_k;
+                args.s16[m] = a.b16 + m * (K / 16) + b * 16;
+                args.s32[m] = a.b32 + m * (K / 32) + b * 8;
+            }
+            V I[4][M], Mn[4][M];
+            float d[4], dmin[4];
+            WF_UNROLL
+            for (int j = 0; j < 4; ++j) T::template sb<M>(w[j] + b * T::bytes, args, I[j], Mn[j], d[j], dmin[j]);
+            const V dv = fmake(d[0], d[1], d[2], d[3]), dmv = fmake(dmin[0], dmin[1], dmin[2], dmin[3]);
+            for (int m = 0; m < M; ++m) {
+                const V dx = fset(a.d[m * nb + b]);
+                const V Iv = sum4(I[0][m], I[1][m], I[2][m], I[3][m]), Mv = sum4(Mn[0][m], Mn[1][m], Mn[2][m], Mn[3][m]);
+                acc[m] = fadd(acc[m], fsub(fmul(cvt(Iv), fmul(dv, dx)), fmul(cvt(Mv), fmul(dmv, dx))));
+            }
+        }
+        for (int m = 0; m < M; ++m) {
+            alignas(16) float out[4];
+            fst(out, acc[m]);
+            for (int64_t j = 0; j < rows; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+        }
+    }
+}
+
+template <int M>
+void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
+    const int64_t K = W.n_cols;
+    if (traits(W.type).block == qk_k) {
+        const actsK a = quantize_actsK(x, M, ldx, K);
+        switch (W.type) {
+        case dtype::q2_k: return gemvK<t_q2_K, M>(a, W, bias, y, ldy, n0, n1);
+        case dtype::q3_k: return gemvK<t_q3_K, M>(a, W, bias, y, ldy, n0, n1);
+        case dtype::q4_k: return gemvK<t_q4_K, M>(a, W, bias, y, ldy, n0, n1);
+        case dtype::q5_k: return gemvK<t_q5_K, M>(a, W, bias, y, ldy, n0, n1);
+        default: return gemvK<t_q6_K, M>(a, W, bias, y, ldy, n0, n1);
+        }
+    }
+    const acts32 a = quantize_acts32(x, M, ldx, K, W.type == dtype::q4_0 || W.type == dtype::q4_1);
+    switch (W.type) {
+    case dtype::q4_0: return gemv32<t_q4_0, M>(a, W, bias, y, ldy, n0, n1);
+    case dtype::q4_1: return gemv32<t_q4_1, M>(a, W, bias, y, ldy, n0, n1);
+    case dtype::q5_0: return gemv32<t_q5_0, M>(a, W, bias, y, ldy, n0, n1);
+    case dtype::q5_1: return gemv32<t_q5_1, M>(a, W, bias, y, ldy, n0, n1);
+    default: return gemv32<t_iq4_nl, M>(a, W, bias, y, ldy, n0, n1);
+    }
+}
+
+}  // namespace
+
+void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+                int64_t n_begin, int64_t n_end) {
+    if (!gemv_quant_computes(W.type)) not_computed(W.type);
+    if (M <= 0 || n_begin >= n_end) return;
+    // three rows of x per pass over W (more would spill the accumulators)
+    for (int64_t m = 0; m < M; m += 3) {
+        const float* xm = x + m * ldx;
+        float* ym = y + m * ldy;
+        switch (std::min<int64_t>(3, M - m)) {
+        case 3: gemv_rows<3>(xm, ldx, W, bias, ym, ldy, n_begin, n_end); break;
+        case 2: gemv_rows<2>(xm, ldx, W, bias, ym, ldy, n_begin, n_end); break;
+        default: gemv_rows<1>(xm, ldx, W, bias, ym, ldy, n_begin, n_end); break;
+        }
+    }
+}
+
+#else  // no SIMD the kernels know: the scalar twin
+
+void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+                int64_t n_begin, int64_t n_end) {
+    if (!gemv_quant_computes(W.type)) not_computed(W.type);
+    ref::gemv_quant(x, M, ldx, W, bias, y, ldy, n_begin, n_end);
+}
+
+#endif
+
+}  // namespace wf

@@ -1,0 +1,479 @@
+// llama.cpp's block types (kernels/quants.h): every type's blocks against the independent Python reference
+// (tests/data/quants, tools/reference/ggml_quants.py), the integer GEMV against its scalar twin and against f32
+// matmul on the reference dequantization, column ranges, hostile blocks, the loader's storage policy, and GPT-2
+// models in GGUF with these types against the same model in F32.
+//
+// Tolerances:
+//   dequantization, quantization, q8_K activations: bit for bit / byte for byte.
+//   gemv_quant (SIMD) against ref::gemv_quant (scalar): bit for bit (same integer sums, same float operations).
+//   matmul (M < 16: integer dot products on quantized activations x̂) against f32 matmul on the reference
+//     dequantization w and the unquantized x:
+//       |y − y_ref| ≤ Σ_k |x_k − x̂_k|·|w_k|                       (the activations' quantization, exactly)
+//                   + (blocks + 8)·2^-23 · Σ_k |x̂_k|·(|w_k| + 2·max|w| of k's block)   (f32 rounding of the block
+//                     terms and their sum; a block's term may be the difference of a scale part and a minimum part,
+//                     each at most about max|w|·Σ|x̂| over the block)
+//     and x̂ is within half a step of x: |x − x̂| ≤ max|x| of its block·(1/254 + 2^-11) (q8_0: the f16 rounding of
+//     the step adds at most 2^-11 of max|x|) or ·(1/254 + 2^-22) (q8_K: a float step).
+//   matmul (M ≥ 16: rows widened to f32, f32 activations): ≤ 2e-6·Σ|x·w| + 1e-6, as tests/test-kernels.cpp.
+//   GPT-2 models (E = 256, 2 layers, random weights, logits of order 1–3): each type's logits against the same
+//     model stored as the type's dequantized values in F32 (what the type computes, exactly): a prefill of 17 rows
+//     (widened to f32) bit for bit (q8_0's prefill is integer too: ≤ 0.15); 5 rows and single-token decode (integer
+//     paths) ≤ 0.15 — measured 0.037–0.072, the 8-bit activations' effect, as large as q8_0 weights' own (0.041);
+//     against the unquantized model, each type within about twice its measured effect, and not equal.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <map>
+
+#include "gguf-builder.h"
+#include "helpers.h"
+#include "kernels/quants.h"
+#include "models/registry.h"
+#include "nn/weights.h"
+
+using wf::dtype;
+
+namespace {
+
+// Every block type in the table (q8_0 included, for the shared tests).
+const dtype kBlockTypes[] = {dtype::q4_0, dtype::q4_1, dtype::q5_0, dtype::q5_1, dtype::q8_0, dtype::iq4_nl,
+                             dtype::q2_k, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k};
+
+std::string lower(const char* s) {
+    std::string r(s);
+    for (auto& c : r) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return r;
+}
+
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, 4) == 0; }
+// Equal bits, or both NaN (a NaN's payload may differ between SIMD and scalar arithmetic).
+bool same_value(float a, float b) { return same_bits(a, b) || (std::isnan(a) && std::isnan(b)); }
+
+// The f16 fields (scales, minimums) of each type's block, by byte offset.
+std::vector<int> half_fields(dtype t) {
+    switch (t) {
+    case dtype::q4_1:
+    case dtype::q5_1:
+    case dtype::q4_k:
+    case dtype::q5_k: return {0, 2};
+    case dtype::q2_k: return {80, 82};
+    case dtype::q3_k: return {108};
+    case dtype::q6_k: return {208};
+    default: return {0};
+    }
+}
+
+// A matrix of random blocks: every code bit random, the f16 fields random finite values of magnitude 2^-12 … 2^-1
+// (either sign) — every code, scale code and sign combination a type can hold, not only those a quantizer writes.
+std::vector<uint8_t> random_blocks(dtype t, int64_t rows, int64_t cols, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<uint8_t> b(size_t(wf::row_bytes(t, cols) * rows));
+    for (auto& v : b) v = uint8_t(rng());
+    const auto& k = wf::traits(t);
+    std::uniform_real_distribution<float> mag(-12.0f, -1.0f);
+    for (size_t at = 0; at < b.size(); at += size_t(k.block_bytes))
+        for (int f : half_fields(t)) {
+            const uint16_t h = wf::f32_to_f16((rng() & 1 ? -1.0f : 1.0f) * std::exp2(mag(rng)));
+            std::memcpy(&b[at + size_t(f)], &h, 2);
+        }
+    return b;
+}
+
+// x̂: the activations as the integer path sees them (q8_0 for the 32-value types, q8_K for the K-quants).
+std::vector<float> quantized_activations(dtype t, const std::vector<float>& x, int64_t M, int64_t K) {
+    std::vector<float> xq(size_t(M * K));
+    for (int64_t m = 0; m < M; ++m) {
+        if (wf::traits(t).block == wf::qk_k) {
+            std::vector<wf::block_q8_K> a(size_t(K / wf::qk_k));
+            wf::quantize_q8_K(x.data() + m * K, K, a.data());
+            for (int64_t k = 0; k < K; ++k) xq[size_t(m * K + k)] = a[size_t(k / wf::qk_k)].d * float(a[size_t(k / wf::qk_k)].qs[k % wf::qk_k]);
+        } else {
+            std::vector<wf::block_q8_0> a(size_t(K / 32));
+            wf::ref::quantize_q8_0(x.data() + m * K, K, a.data());
+            wf::dequantize_row({dtype::q8_0, 1, K, a.data()}, 0, xq.data() + m * K);
+        }
+    }
+    return xq;
+}
+
+// matmul(x, W) against f32 matmul of x on W's reference dequantization (wdeq, N×K), with the bounds above.
+void check_against_f32(const wf::matrix_view& W, const std::vector<float>& wdeq, int64_t M, uint32_t seed) {
+    const int64_t N = W.n_rows, K = W.n_cols;
+    INFO("type " << wf::dtype_name(W.type) << " M=" << M << " N=" << N << " K=" << K);
+    const auto x = wft::random_floats(size_t(M * K), seed, -2.0f, 2.0f);
+    const auto bias = wft::random_floats(size_t(N), seed + 1);
+    std::vector<float> y(size_t(M * N), NAN), yr(size_t(M * N), NAN);
+    wf::matmul(x.data(), M, K, W, bias.data(), y.data(), N, 0, N);
+    const wf::matrix_view Wf{dtype::f32, N, K, wdeq.data()};
+    wf::ref::matmul(x.data(), M, K, Wf, bias.data(), yr.data(), N, 0, N);
+    const bool integer = M < 16 || W.type == dtype::q8_0;  // block types run in integers below 16 rows, q8_0 always
+    const auto xq = integer ? quantized_activations(W.type, x, M, K) : x;
+    const int64_t blk = wf::traits(W.type).block, nb = K / blk;
+    const int64_t qb = blk == wf::qk_k ? wf::qk_k : 32;  // the activations' block
+    for (int64_t n = 0; n < N; ++n) {
+        const float* w = wdeq.data() + n * K;
+        for (int64_t m = 0; m < M; ++m) {
+            const float* xm = x.data() + m * K;
+            const float* xqm = xq.data() + m * K;
+            double act = 0, prior = 0, mag = 0, plain = 0;
+            for (int64_t k0 = 0; k0 < K; k0 += blk) {
+                double wmax = 0;
+                for (int64_t k = k0; k < k0 + blk; ++k) wmax = std::max(wmax, double(std::fabs(w[k])));
+                for (int64_t k = k0; k < k0 + blk; ++k) {
+                    act += std::fabs(double(xm[k]) - xqm[k]) * std::fabs(w[k]);
+                    mag += std::fabs(xqm[k]) * (std::fabs(w[k]) + 2 * wmax);
+                    plain += std::fabs(double(xm[k]) * w[k]);
+                }
+            }
+            for (int64_t k0 = 0; k0 < K; k0 += qb) {  // the a-priori bound on the activations' quantization
+                double xmax = 0, wsum = 0;
+                for (int64_t k = k0; k < k0 + qb; ++k) xmax = std::max(xmax, double(std::fabs(xm[k]))), wsum += std::fabs(w[k]);
+                prior += wsum * xmax * (1.0 / 254 + (qb == 32 ? 0x1p-11 : 0x1p-22));
+            }
+            const double got = y[size_t(m * N + n)], want = yr[size_t(m * N + n)];
+            REQUIRE(std::isfinite(got));
+            if (integer) {
+                REQUIRE(act <= prior);
+                REQUIRE(std::fabs(got - want) <= act + double(nb + 8) * 0x1p-23 * mag + 1e-30);
+            } else {
+                REQUIRE(std::fabs(got - want) <= 2e-6 * plain + 1e-6);
+            }
+        }
+    }
+}
+
+// The GGUF of a GPT-2 (E = 256, F = 1024, 2 layers, 4 heads, vocabulary 301, context 32) with random weights;
+// type_of(name) picks each matrix's type (0 = F32). `dequantized`: the same values stored as F32.
+struct tiny_gpt2 {
+    static constexpr int64_t E = 256, F = 1024, L = 2, V = 301, P = 32;
+    std::map<std::string, std::pair<std::vector<int64_t>, std::vector<float>>> tensors;  // name → (rows, cols), values
+    tiny_gpt2() {
+        uint32_t seed = 9000;
+        auto add = [&](const std::string& name, int64_t rows, int64_t cols, float scale) {
+            tensors[name] = {{rows, cols}, wft::random_floats(size_t(rows * cols), seed++, -scale, scale)};
+        };
+        auto ones = [&](const std::string& name, int64_t n) {  // norm gains near 1
+            auto v = wft::random_floats(size_t(n), seed++, 0.8f, 1.2f);
+            tensors[name] = {{n, 1}, v};
+        };
+        add("token_embd.weight", V, E, 0.1f);
+        add("position_embd.weight", P, E, 0.02f);
+        ones("output_norm.weight", E);
+        add("output_norm.bias", E, 1, 0.02f);
+        for (int l = 0; l < L; ++l) {
+            const std::string p = "blk." + std::to_string(l) + ".";
+            ones(p + "attn_norm.weight", E);
+            add(p + "attn_norm.bias", E, 1, 0.02f);
+            add(p + "attn_qkv.weight", 3 * E, E, 0.1f);
+            add(p + "attn_qkv.bias", 3 * E, 1, 0.02f);
+            add(p + "attn_output.weight", E, E, 0.06f);
+            add(p + "attn_output.bias", E, 1, 0.02f);
+            ones(p + "ffn_norm.weight", E);
+            add(p + "ffn_norm.bias", E, 1, 0.02f);
+            add(p + "ffn_up.weight", F, E, 0.1f);
+            add(p + "ffn_up.bias", F, 1, 0.02f);
+            add(p + "ffn_down.weight", E, F, 0.05f);
+            add(p + "ffn_down.bias", E, 1, 0.02f);
+        }
+    }
+    template <class TypeOf>
+    std::vector<uint8_t> gguf(TypeOf type_of, bool dequantized = false) const {
+        wft::gguf_builder b;
+        b.str("general.architecture", "gpt2");
+        b.u32("gpt2.block_count", uint32_t(L));
+        b.u32("gpt2.context_length", uint32_t(P));
+        b.u32("gpt2.embedding_length", uint32_t(E));
+        b.u32("gpt2.feed_forward_length", uint32_t(F));
+        b.u32("gpt2.attention.head_count", 4);
+        b.f32("gpt2.attention.layer_norm_epsilon", 1e-5f);
+        for (const auto& [name, t] : tensors) {
+            const int64_t rows = t.first[0], cols = t.first[1];
+            const bool matrix = cols > 1;
+            const uint32_t ggml = matrix ? type_of(name) : 0;
+            std::vector<uint8_t> bytes;
+            if (ggml == 0) {
+                bytes.assign(reinterpret_cast<const uint8_t*>(t.second.data()), reinterpret_cast<const uint8_t*>(t.second.data() + t.second.size()));
+            } else {
+                const dtype dt = *wf::dtype_from_ggml(ggml);
+                wft::stored_matrix sm(t.second, rows, cols, dt);
+                bytes = sm.bytes;
+                if (dequantized) {
+                    std::vector<float> f(size_t(rows * cols));
+                    for (int64_t r = 0; r < rows; ++r) wf::dequantize_row(sm.view, r, f.data() + r * cols);
+                    bytes.assign(reinterpret_cast<const uint8_t*>(f.data()), reinterpret_cast<const uint8_t*>(f.data() + f.size()));
+                }
+            }
+            const uint32_t stored = dequantized ? 0 : ggml;
+            if (matrix) b.tensor(name, {cols, rows}, stored, bytes);
+            else b.tensor(name, {rows}, 0, bytes);
+        }
+        return b.bytes();
+    }
+};
+
+wf::loaded_model load_gguf(std::vector<uint8_t> bytes) {
+    auto fs = std::make_shared<wf::file_set>();
+    fs->add("model.gguf", std::move(bytes));
+    return wf::load_model(fs);
+}
+
+// Logits of a 17-token prompt at every position (prefill: 17 rows, the f32 paths), then of 5 tokens at once (the
+// integer paths by 3 rows) and 4 fed one at a time (decode).
+struct run_logits {
+    std::vector<float> prefill, decode;
+};
+run_logits logits(const wf::loaded_model& lm) {
+    const std::vector<int32_t> prompt = {5, 17, 300, 42, 0, 123, 9, 8, 77, 200, 3, 14, 15, 92, 65, 35, 89}, chunk = {11, 12, 13, 14, 15},
+                               more = {7, 250, 99, 1};
+    auto* c = lm.m->as_causal_lm();
+    REQUIRE(c != nullptr);
+    auto state = c->new_state(tiny_gpt2::P);
+    run_logits r;
+    const auto l = c->forward(state, prompt, true);
+    r.prefill.assign(l.begin(), l.end());
+    const auto k = c->forward(state, chunk, true);
+    r.decode.assign(k.begin(), k.end());
+    for (int32_t id : more) {
+        const auto d = c->forward(state, std::vector<int32_t>{id}, false);
+        r.decode.insert(r.decode.end(), d.begin(), d.end());
+    }
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("Every block type dequantizes bit for bit and quantizes byte for byte as ggml's reference", "[quants]") {
+    for (dtype t : kBlockTypes) {
+        const wf::dtype_traits& k = wf::traits(t);
+        const wft::quant_vectors v(lower(k.name));
+        INFO(k.name);
+        REQUIRE(v.ggml_type == k.ggml_type);
+        REQUIRE(v.block == uint32_t(k.block));
+        REQUIRE(v.type_size == uint32_t(k.block_bytes));
+        REQUIRE(wf::row_bytes(t, v.n) == v.row_bytes());
+        REQUIRE(wf::dtype_from_ggml(k.ggml_type) == t);
+        REQUIRE(wf::dtype_from_name(lower(k.name)) == t);
+        REQUIRE(k.computed);
+        std::vector<float> back(v.n);
+        std::vector<uint8_t> q(size_t(v.row_bytes()));
+        for (uint32_t r = 0; r < v.rows; ++r) {
+            INFO("row " << v.labels[r]);
+            const uint8_t* want = v.quantized + r * v.row_bytes();
+            k.to_f32(want, back.data(), v.n);
+            for (uint32_t i = 0; i < v.n; ++i) REQUIRE(same_bits(back[i], v.dequantized[size_t(r) * v.n + i]));
+            k.from_f32(v.input.data() + size_t(r) * v.n, q.data(), v.n);
+            REQUIRE(std::memcmp(q.data(), want, q.size()) == 0);
+            if (k.to_q8_0) {  // exact re-blocking: the same floats through q8_0
+                std::vector<uint8_t> q8(size_t(wf::row_bytes(dtype::q8_0, v.n)));
+                k.to_q8_0(want, q8.data(), v.n);
+                std::vector<float> via(v.n);
+                wf::traits(dtype::q8_0).to_f32(q8.data(), via.data(), v.n);
+                for (uint32_t i = 0; i < v.n; ++i) REQUIRE(same_bits(via[i], back[i]));
+            }
+        }
+    }
+    // the types with an exact q8_0 form, and only they
+    for (dtype t : kBlockTypes) {
+        INFO(wf::dtype_name(t));
+        REQUIRE((wf::traits(t).to_q8_0 != nullptr) == (t == dtype::q4_0 || t == dtype::q5_0 || t == dtype::iq4_nl));
+    }
+}
+
+TEST_CASE("q8_K activations quantize byte for byte as ggml's quantize_row_q8_K_ref", "[quants]") {
+    const wft::quant_vectors v("q8_k");
+    REQUIRE(v.ggml_type == 15);
+    REQUIRE(v.type_size == sizeof(wf::block_q8_K));
+    std::vector<wf::block_q8_K> q(v.n / wf::qk_k);
+    for (uint32_t r = 0; r < v.rows; ++r) {
+        INFO("row " << v.labels[r]);
+        wf::quantize_q8_K(v.input.data() + size_t(r) * v.n, v.n, q.data());
+        REQUIRE(std::memcmp(q.data(), v.quantized + r * v.row_bytes(), size_t(v.row_bytes())) == 0);
+        for (uint32_t i = 0; i < v.n; ++i)  // and d·q is the reference's dequantization
+            REQUIRE(same_bits(q[i / wf::qk_k].d * float(q[i / wf::qk_k].qs[i % wf::qk_k]), v.dequantized[size_t(r) * v.n + i]));
+    }
+}
+
+TEST_CASE("The integer GEMV equals its scalar twin bit for bit on every block type", "[quants][matmul]") {
+    uint32_t seed = 1;
+    for (dtype t : kBlockTypes) {
+        if (!wf::gemv_quant_computes(t)) continue;  // q8_0 has its own kernels (tests/test-kernels.cpp)
+        for (int64_t K : {256, 768, 2304})
+            for (int64_t N : {1, 3, 4, 5, 17, 33})
+                for (int64_t M : {1, 2, 3, 4, 7}) {
+                    INFO(wf::dtype_name(t) << " M=" << M << " N=" << N << " K=" << K);
+                    const auto bytes = random_blocks(t, N, K, seed++);
+                    const wf::matrix_view W{t, N, K, bytes.data()};
+                    const auto x = wft::random_floats(size_t(M * K), seed++, -3.0f, 3.0f);
+                    const auto bias = wft::random_floats(size_t(N), seed++);
+                    std::vector<float> y(size_t(M * N), NAN), yr(size_t(M * N), NAN);
+                    wf::gemv_quant(x.data(), M, K, W, bias.data(), y.data(), N, 0, N);
+                    wf::ref::gemv_quant(x.data(), M, K, W, bias.data(), yr.data(), N, 0, N);
+                    for (size_t i = 0; i < y.size(); ++i) {
+                        REQUIRE(std::isfinite(y[i]));
+                        REQUIRE(same_bits(y[i], yr[i]));
+                    }
+                }
+    }
+}
+
+TEST_CASE("matmul on every block type equals f32 matmul on the reference dequantization", "[quants][matmul]") {
+    uint32_t seed = 500;
+    for (dtype t : kBlockTypes) {
+        // ggml's vector rows as W: normal, outliers, zeros, constant, subnormal scales, large, ties, mixed, positive
+        const wft::quant_vectors v(lower(wf::dtype_name(t)));
+        const wf::matrix_view Wv{t, v.rows, v.n, v.quantized};
+        for (int64_t M : {1, 2, 3, 5, 17}) check_against_f32(Wv, v.dequantized, M, seed++);
+        // random weights quantized by the type's own quantizer, and random blocks; odd N, K a multiple of 256
+        for (auto [N, K] : {std::pair<int64_t, int64_t>{17, 768}, {5, 2304}, {33, 256}}) {
+            const auto w = wft::random_floats(size_t(N * K), seed++, -0.5f, 0.5f);
+            const wft::stored_matrix sm(w, N, K, t);
+            const auto rb = random_blocks(t, N, K, seed++);
+            for (const uint8_t* bytes : {sm.bytes.data(), rb.data()}) {
+                const wf::matrix_view W{t, N, K, bytes};
+                std::vector<float> wdeq(size_t(N * K));
+                for (int64_t r = 0; r < N; ++r) wf::dequantize_row(W, r, wdeq.data() + r * K);
+                for (int64_t M : {1, 2, 3, 4, 7, 16, 21}) check_against_f32(W, wdeq, M, seed++);
+            }
+        }
+    }
+}
+
+TEST_CASE("Block-type matmul writes only its column range, the same values as one call over all columns", "[quants][matmul]") {
+    const int64_t N = 23, K = 512;
+    for (dtype t : {dtype::q4_0, dtype::q5_1, dtype::iq4_nl, dtype::q4_k, dtype::q6_k, dtype::q3_k}) {
+        const auto bytes = random_blocks(t, N, K, 77);
+        const wf::matrix_view W{t, N, K, bytes.data()};
+        for (int64_t M : {1, 3, 6, 21}) {  // the integer GEMV (one row, three, two passes of three), the packed GEMM
+            INFO(wf::dtype_name(t) << " M=" << M);
+            const auto x = wft::random_floats(size_t(M * K), uint32_t(M));
+            std::vector<float> all(size_t(M * N)), parts(size_t(M * N), NAN);
+            wf::matmul(x.data(), M, K, W, nullptr, all.data(), N, 0, N);
+            // ranges as threads get them: not multiples of the 4-row groups
+            for (auto [a, b] : {std::pair<int64_t, int64_t>{3, 10}, {10, 11}, {11, 23}, {0, 3}}) {
+                std::vector<float> y(size_t(M * N), NAN);
+                wf::matmul(x.data(), M, K, W, nullptr, y.data(), N, a, b);
+                for (int64_t m = 0; m < M; ++m)
+                    for (int64_t n = 0; n < N; ++n) {
+                        const float got = y[size_t(m * N + n)];
+                        if (n < a || n >= b) {
+                            REQUIRE(std::isnan(got));
+                        } else {
+                            REQUIRE(same_bits(got, all[size_t(m * N + n)]));
+                            parts[size_t(m * N + n)] = got;
+                        }
+                    }
+            }
+            for (size_t i = 0; i < parts.size(); ++i) REQUIRE(same_bits(parts[i], all[i]));
+        }
+    }
+}
+
+TEST_CASE("Blocks with NaN or infinite scales give non-finite outputs for their rows only, and nothing crashes", "[quants][matmul]") {
+    const int64_t N = 9, K = 512;
+    for (dtype t : kBlockTypes) {
+        auto bytes = random_blocks(t, N, K, 31);
+        const auto fields = half_fields(t);
+        const int64_t rb = wf::row_bytes(t, K), bb = wf::traits(t).block_bytes;
+        // row 2: an infinite scale in its second block; row 5: a NaN in the last f16 field of its first block;
+        // row 7: every f16 field of every block NaN
+        const uint16_t inf = 0x7c00, nan = 0x7e01;
+        std::memcpy(&bytes[size_t(2 * rb + bb + fields[0])], &inf, 2);
+        std::memcpy(&bytes[size_t(5 * rb + fields.back())], &nan, 2);
+        for (int64_t at = 7 * rb; at < 8 * rb; at += bb)
+            for (int f : fields) std::memcpy(&bytes[size_t(at + f)], &nan, 2);
+        const wf::matrix_view W{t, N, K, bytes.data()};
+        for (int64_t M : {1, 2, 5, 17}) {
+            INFO(wf::dtype_name(t) << " M=" << M);
+            const auto x = wft::random_floats(size_t(M * K), 3);
+            std::vector<float> y(size_t(M * N), 0.0f), yr(size_t(M * N), 0.0f);
+            wf::matmul(x.data(), M, K, W, nullptr, y.data(), N, 0, N);
+            wf::ref::matmul(x.data(), M, K, W, nullptr, yr.data(), N, 0, N);
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t n = 0; n < N; ++n) {
+                    INFO("row " << n);
+                    const bool bad = n == 2 || n == 5 || n == 7;
+                    REQUIRE(std::isfinite(y[size_t(m * N + n)]) == !bad);
+                    REQUIRE(std::isfinite(yr[size_t(m * N + n)]) == !bad);
+                }
+            if (wf::gemv_quant_computes(t) && M < 16) {  // and the twin agrees there too
+                wf::ref::gemv_quant(x.data(), M, K, W, nullptr, yr.data(), N, 0, N);
+                for (size_t i = 0; i < y.size(); ++i) REQUIRE(same_value(y[i], yr[i]));
+            }
+        }
+    }
+}
+
+TEST_CASE("The loader keeps every block type as stored: nothing is widened to f32", "[quants][nn]") {
+    for (dtype t : kBlockTypes) {
+        INFO(wf::dtype_name(t));
+        const int64_t cols = wf::traits(t).block * 3;
+        REQUIRE(wf::storage_plan::keep().target(t, cols) == t);
+        REQUIRE(wf::storage_plan::widen_halves().target(t, cols) == t);  // dtype auto on a small model
+        REQUIRE(wf::storage_plan::convert_all(dtype::q8_0).target(t, cols) == dtype::q8_0);
+        REQUIRE(wf::storage_plan::convert_all(dtype::f32).target(t, cols) == dtype::f32);
+    }
+    // a row that is not whole q8_0 blocks keeps its own type when asked for q8_0
+    REQUIRE(wf::storage_plan::convert_all(dtype::q8_0).target(dtype::f16, 48) == dtype::f16);
+    // the dtype option's conversion targets stay f32, f16, bf16 and q8_0
+    REQUIRE_THROWS_WITH(wf::dtype_option::parse("q4_k"), Catch::Contains("dtype \"q4_k\" is not supported"));
+    REQUIRE(wf::dtype_option::parse("Q8_0").to == dtype::q8_0);
+}
+
+TEST_CASE("A K-quant GGUF tensor whose rows are not whole super-blocks is refused, naming it", "[quants][gguf]") {
+    wft::gguf_builder b;
+    b.str("general.architecture", "gpt2");
+    b.tensor("blk.0.ffn_up.weight", {32, 4}, 12, std::vector<uint8_t>(144, 0));
+    auto fs = std::make_shared<wf::file_set>();
+    fs->add("model.gguf", b.bytes());
+    REQUIRE_THROWS_WITH(wf::load_model(fs), Catch::Contains("blk.0.ffn_up.weight") && Catch::Contains("not a multiple of the Q4_K block of 256"));
+}
+
+TEST_CASE("GPT-2 from GGUF in every block type (and a Q4_K_M-like mix) computes the type's values", "[quants][gguf][models]") {
+    const tiny_gpt2 model;
+    const auto f32 = logits(load_gguf(model.gguf([](const std::string&) { return 0u; })));
+    auto check = [&](const std::string& what, auto type_of, double quant_bound, bool q8_prefill = false) {
+        INFO(what);
+        const wf::loaded_model lm = load_gguf(model.gguf(type_of));
+        // every matrix a view into the file, as stored: the model owns only its vectors (as f32)
+        int64_t vector_bytes = 0;
+        for (const auto& [name, t] : model.tensors)
+            if (t.first[1] == 1) vector_bytes += t.first[0] * 4;
+        REQUIRE(lm.m->weight_bytes() == vector_bytes);
+        REQUIRE(lm.m->borrows_file_bytes());
+        const auto got = logits(lm);
+        const auto exact = logits(load_gguf(model.gguf(type_of, true)));
+        REQUIRE(got.prefill.size() == exact.prefill.size());
+        REQUIRE(got.decode.size() == exact.decode.size());
+        // what the type computes: the f32 paths to rounding, the integer paths to the activations' quantization
+        const double pre = wft::max_abs_diff(got.prefill.data(), exact.prefill.data(), got.prefill.size());
+        const double dec = wft::max_abs_diff(got.decode.data(), exact.decode.data(), got.decode.size());
+        const double quant = wft::max_abs_diff(exact.decode.data(), f32.decode.data(), exact.decode.size());
+        UNSCOPED_INFO("prefill " << pre << ", decode " << dec << ", quantization " << quant);
+        if (q8_prefill) REQUIRE(pre <= 0.15);
+        else REQUIRE(pre == 0);  // the same f32 values through the same f32 kernels
+        REQUIRE(dec <= 0.15);
+        REQUIRE(dec > 0);  // the decode rows did run on quantized activations
+        // the type's own effect on the logits (|logits| ≈ 1–3 here), and really that type (not f32)
+        REQUIRE(quant <= quant_bound);
+        REQUIRE(quant > 0);
+    };
+    // measured effect of each type on these logits (of order 1–3), about doubled: Q8_0 0.041, Q6_K 0.15,
+    // Q5_K / Q5_0 / Q5_1 0.27–0.35, Q4_K / Q4_1 / Q4_0 / IQ4_NL 0.53–0.72, Q3_K 1.10, Q2_K 2.06, the mix 0.55
+    const std::pair<dtype, double> types[] = {{dtype::q8_0, 0.1}, {dtype::q6_k, 0.3},  {dtype::q5_k, 0.7}, {dtype::q5_0, 0.7},
+                                              {dtype::q5_1, 0.7}, {dtype::q4_k, 1.5},  {dtype::q4_0, 1.5}, {dtype::q4_1, 1.5},
+                                              {dtype::iq4_nl, 1.5}, {dtype::q3_k, 2.4}, {dtype::q2_k, 4.5}};
+    for (auto [t, bound] : types) {
+        const uint32_t g = wf::traits(t).ggml_type;
+        check(wf::dtype_name(t), [g](const std::string&) { return g; }, bound, t == dtype::q8_0);
+    }
+    // Q4_K_M as llama-quantize mixes it: Q4_K matrices, Q6_K for the (tied) output and embedding and half of the
+    // ffn_down / attention value rows, a Q5_0 and a Q8_0 fallback
+    check("Q4_K_M mix", [](const std::string& n) -> uint32_t {
+        if (n == "token_embd.weight") return 14;
+        if (n == "position_embd.weight") return 8;
+        if (n == "blk.0.ffn_down.weight") return 14;
+        if (n == "blk.1.ffn_down.weight") return 6;
+        return 12;
+    }, 1.1);
+}
