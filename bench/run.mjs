@@ -7,6 +7,7 @@
 //
 //   scripts/bench.sh [--quick] [--env node|chromium] [--rows id,id,…]   (it makes the models, then runs this)
 // --quick: 1 warm-up, 2 timed runs, 16 decode steps — for working on the harness, not for quoting.
+// --rows: these rows only (ids without the env: bert-f32,llama-q8_0); rows marked opt-in run only when named there.
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -31,16 +32,21 @@ const PROMPT = 128, DECODE = quick ? 16 : 64;
 // ------------------------------------------------------------------------------------------- the same tokens
 // scripts/bench.sh makes the models when one of its list is missing; the encoder rows' models came later: made here
 // (the same script: it makes only what is missing) when a folder made before them lacks them
+// (and the Llama-style decoders' after them)
 const encoderModels = ['minilm-st/model.safetensors', 'distilbert-cls/model.safetensors', 'distilbert-qa/model.safetensors',
-  'onnx/minilm-fp32.onnx', 'onnx/minilm-int8.onnx', 'onnx/distilbert-cls-fp32.onnx', 'onnx/distilbert-qa-fp32.onnx'];
+  'onnx/minilm-fp32.onnx', 'onnx/minilm-int8.onnx', 'onnx/distilbert-cls-fp32.onnx', 'onnx/distilbert-qa-fp32.onnx',
+  'llama-smollm2/config.json', 'qwen2-0.5b/config.json', 'gguf/llama-f32.gguf', 'gguf/llama-q8_0.gguf', 'gguf/llama-q4_0.gguf',
+  'gguf/qwen2-q8_0.gguf'];
 if (encoderModels.some((f) => !existsSync(path.join(MODELS, f)))) {
-  console.log(`bench: making the encoder models in ${path.relative(root, MODELS)}`);
+  console.log(`bench: making the encoder and decoder models in ${path.relative(root, MODELS)}`);
   execFileSync('/usr/bin/python3', [path.join(root, 'bench/peers/make_models.py'), MODELS], { stdio: 'inherit' });
 }
 const wf = await import('wasmformer');
 const config = (m) => JSON.parse(readFileSync(path.join(MODELS, m, 'config.json'), 'utf8'));
 const bertCfg = config('bert-base'), gptCfg = config('gpt2-base');
 const miniCfg = config('minilm-st'), clsCfg = config('distilbert-cls'), qaCfg = config('distilbert-qa');
+// the Llama-style decoders (random weights, GPT-2's vocabulary: make_models.py), run from their GGUF files
+const llamaCfg = config('llama-smollm2'), qwen2Cfg = config('qwen2-0.5b');
 // the encoder rows' workloads: feature-extraction of EMBED_BATCH texts of EMBED_TOKENS tokens each (with [CLS] and
 // [SEP]), text-classification of one text of CLS_TOKENS, question-answering of a question and a context that fill
 // one window of QA_TOKENS
@@ -94,10 +100,18 @@ async function workloads() {
 const WF = (model, dtype, extra = {}) => ({ engine: 'wasmformer', model, dtype, ...extra });
 const ORT = (model, bpw) => ({ engine: 'ort', model, bpw });
 const WLLAMA = (model, bpw) => ({ engine: 'wllama', model, bpw });
+// GGUF generation rows: greedy tokens and their log-probabilities compared (measure.mjs, generationAgreement) within
+// this many nats, by the file's type. f32: the engines differ by llama.cpp's f16 KV cache and summation order only.
+// q8_0/q4_0: both round the activations to Q8_0 blocks, each its own way (llama.cpp's block scales are f16); on the
+// 30-layer random decoder a numpy pass moves the first token's log-probability by 0.1 nats between such variants
+// (f16 or f32 scales), as much as Q8_0-rounding every weight does: the two engines may part by a few tenths.
+const GEN_AGREE = { f32: 0.05, q8_0: 0.3, q4_0: 0.3 };
 function rows(w) {
   const list = [];
   for (const env of ['node', 'chromium']) {
-    const add = (id, title, workload, a, b, agree) => list.push({ id: `${env}:${id}`, env, title, workload: w[workload], a, b, agree });
+    // extra: { work } (the row's model, when not BERT-base/GPT-2 small), { optIn } (only when --rows names it),
+    // { solo } (when the peer does not load in this environment, wasmformer is timed alone: no ratio)
+    const add = (id, title, workload, a, b, agree, extra = {}) => list.push({ id: `${env}:${id}`, env, title, workload: w[workload], a, b, agree, ...extra });
     add('bert-f32', 'BERT-base fill-mask, 128 tokens: f32 vs onnxruntime-web fp32', 'fill', WF('bert-base', 'f32', { bpw: 4 }), ORT('onnx/bert-fp32.onnx', 4));
     add('bert-q8', 'BERT-base fill-mask, 128 tokens: q8_0 vs onnxruntime-web int8', 'fill', WF('bert-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/bert-int8.onnx', 1));
     add('gpt2-f32', 'GPT-2 small, 128-token prompt + greedy decode: f32 vs onnxruntime-web fp32', 'generate', WF('gpt2-base', 'f32', { bpw: 4 }), ORT('onnx/gpt2-fp32.onnx', 4));
@@ -106,7 +120,18 @@ function rows(w) {
     for (const [t, bpw] of [['f32', 4], ['q8_0', 34 / 32], ['q4_0', 18 / 32]])
       add(`gguf-${t}`, `GPT-2 small GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
         // wasmformer runs a q4_0 file's matrices as q8_0 (its loader re-blocks them exactly); model.info.dtype says so
-        WF(`gguf/gpt2-${t}.gguf`, undefined, { bpw: t === 'q4_0' ? 34 / 32 : bpw }), WLLAMA(`gguf/gpt2-${t}.gguf`, bpw));
+        WF(`gguf/gpt2-${t}.gguf`, undefined, { bpw: t === 'q4_0' ? 34 / 32 : bpw }), WLLAMA(`gguf/gpt2-${t}.gguf`, bpw), GEN_AGREE[t]);
+    // Llama-style decoders from GGUF, the same file on both sides: SmolLM2-135M's shape as llama.cpp's "llama"
+    // architecture (grouped-query attention, SwiGLU, RMSNorm, RoPE on adjacent pairs after the converter's Q/K
+    // permutation) and Qwen2.5-0.5B's as "qwen2" (Q/K/V biases, NeoX RoPE); both tied, GPT-2's 50257-token vocabulary
+    // wasmformer's decode bytes: the file's bytes per weight where it computes from the file's bytes as they are, else
+    // what it holds (a q4_0 file re-blocked to q8_0 at load: 34/32) — bpwHeld, from model.info
+    for (const [t, bpw] of [['q8_0', 34 / 32], ['q4_0', 18 / 32], ['f32', 4]])
+      add(`llama-${t}`, `SmolLM2-135M shape (llama, GPT-2's vocabulary) GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
+        WF(`gguf/llama-${t}.gguf`, undefined, { bpw, bpwHeld: true }), WLLAMA(`gguf/llama-${t}.gguf`, bpw), GEN_AGREE[t], { work: work.llama, solo: true });
+    // opt-in (--rows qwen2-q8_0): about 7 minutes in Chromium, where wllama takes some 40 s a run, and 1.5 in Node
+    add('qwen2-q8_0', `Qwen2.5-0.5B shape (qwen2, GPT-2's vocabulary) GGUF q8_0, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
+      WF('gguf/qwen2-q8_0.gguf', undefined, { bpw: 34 / 32, bpwHeld: true }), WLLAMA('gguf/qwen2-q8_0.gguf', 34 / 32), GEN_AGREE.q8_0, { work: work.qwen2, solo: true, optIn: true });
     // encoders; agree: how far the outputs may part (embeddings: 1 − cosine; labels and answers must be the same, their
     // scores within it, relative). q8_0 and int8 round differently: a looser bound. A QA score is a product of two
     // probabilities from large random logits (about ±20): f32 rounding of the logits moves it by a few 1e-5.
@@ -121,7 +146,8 @@ function rows(w) {
     add('bert-threads', 'BERT-base fill-mask, 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'fill', WF('bert-base', 'f32', { threads: 2, bpw: 4 }), WF('bert-base', 'f32', { bpw: 4 }));
     add('prefill-threads', 'GPT-2 small prefill of 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'prefill', WF('gpt2-base', 'f32', { threads: 2, bpw: 4 }), WF('gpt2-base', 'f32', { bpw: 4 }));
   }
-  return list.filter((r) => envs.includes(r.env) && (!only || only.some((o) => r.id === o || r.id.endsWith(':' + o))));
+  const named = (r) => only?.some((o) => r.id === o || r.id.endsWith(':' + o));
+  return list.filter((r) => envs.includes(r.env) && (only ? named(r) : !r.optIn));
 }
 
 // ------------------------------------------------------------------------------------------------ the work
@@ -137,6 +163,14 @@ const enc = (c, T) => {  // BERT (hidden_size …) or DistilBERT (dim …) confi
   const L = c.num_hidden_layers ?? c.n_layers, E = c.hidden_size ?? c.dim, F = c.intermediate_size ?? c.hidden_dim;
   return 2 * T * layerWeights({ L, E, F }) + 4 * L * T * T * E;
 };
+// A Llama-style decoder (config.json): Q, K, V (grouped: KV = key/value heads · head_dim), O and the three SwiGLU
+// matrices per layer; attention of the causal half over Q's width; the tied LM head at the last position.
+const decoderWork = (c) => {
+  const L = c.num_hidden_layers, E = c.hidden_size, F = c.intermediate_size, V = c.vocab_size;
+  const D = c.head_dim ?? E / c.num_attention_heads, Q = c.num_attention_heads * D, KV = (c.num_key_value_heads ?? c.num_attention_heads) * D;
+  const weights = L * (E * (Q + 2 * KV) + Q * E + 3 * E * F);
+  return { prefill: 2 * T * weights + 2 * L * T * (T + 1) * Q + 2 * E * V, decodeWeights: weights + E * V };
+};
 const work = {
   // per text (its tokens, all of them real: every text has EMBED_TOKENS); the pooling is not counted
   embed: enc(miniCfg, EMBED_TOKENS),
@@ -146,6 +180,9 @@ const work = {
   fill: 2 * T * layerWeights(bert) + 4 * bert.L * T * T * bert.E + 2 * bert.E * (bert.E + bert.V),
   prefill: 2 * T * layerWeights(gpt) + 2 * gpt.L * T * (T + 1) * gpt.E + 2 * gpt.E * gpt.V,
   decodeWeights: layerWeights(gpt) + gpt.E * gpt.V,
+  // rows with another model than GPT-2 small carry theirs (row.work)
+  llama: decoderWork(llamaCfg),
+  qwen2: decoderWork(qwen2Cfg),
 };
 
 // -------------------------------------------------------------------------------------------------- Chromium
@@ -258,12 +295,22 @@ function lines(row, res, ceil) {
       const m = median(xs);
       const threads = s.info.threads ?? 1;
       const c = ceil[threads] ?? ceil[1];
-      const pct = key === 'decode_tps' ? (100 * m * work.decodeWeights * spec.bpw) / 1e9 / c.read_gbs
+      const wk = row.work ?? work;
+      // bpwHeld: the file's bytes per weight while the engine computes from the file as stored (it borrows the file's
+      // bytes, holding little beside them), else the bytes it holds per weight (its converted copies)
+      const bpw = !spec.bpwHeld || s.info.weight_bytes == null ? spec.bpw
+        : Math.max(s.info.borrows_file_bytes ? spec.bpw : 0, s.info.weight_bytes / wk.decodeWeights);
+      const pct = key === 'decode_tps' ? (100 * m * wk.decodeWeights * bpw) / 1e9 / c.read_gbs
         : key === 'sentences_per_s' ? (100 * m * work.embed) / 1e9 / c.gflops
-        : (100 * work[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
-      return { median: m, min: Math.min(...xs), max: Math.max(...xs), n: xs.length, pct, threads, threading: s.info.threading, dtype: s.info.dtype };
+        : (100 * wk[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
+      return { median: m, min: Math.min(...xs), max: Math.max(...xs), n: xs.length, pct, threads, threading: s.info.threading, dtype: s.info.dtype, bpw };
     };
-    const a = side(res.a, row.a), b = side(res.b, row.b);
+    const a = side(res.a, row.a);
+    if (!res.b) {  // a solo row whose peer did not load here: wasmformer's numbers, no ratio
+      if (a.n !== reps.runs) throw new Error(`${row.id}: ${a.n} samples, not ${reps.runs}`);
+      return { ...line, what: what(key), unit, a, b: null, ratio: null, note: `peer failed: ${res.peer_error}` };
+    }
+    const b = side(res.b, row.b);
     // a ratio comes only from the two sides of one row of this run, each with every timed run
     if (a.n !== reps.runs || b.n !== reps.runs) throw new Error(`${row.id}: ${a.n} and ${b.n} samples, not ${reps.runs}`);
     return { ...line, what: what(key), unit, a, b, ratio: higherIsBetter ? a.median / b.median : b.median / a.median };
@@ -278,6 +325,7 @@ function table(all) {
   for (const l of all) {
     const short = l.id.split(':')[1];
     if (!l.a) out.push([l.env, short, l.what, '—', '—', '—', '—', '—', l.note]);
+    else if (!l.b) out.push([l.env, short, l.what, v(l.a, l.unit), '—', '—', fmt(l.a.pct) + ' %', '—', `${l.a.threads} / —; ${l.note}${noise(l)}`]);
     else out.push([l.env, short, l.what, v(l.a, l.unit), v(l.b, l.unit), fmt(l.ratio, 2) + '×', fmt(l.a.pct) + ' %', fmt(l.b.pct) + ' %',
       `${l.a.threads} / ${l.b.threads}${noise(l)}`]);
   }
@@ -352,7 +400,8 @@ const meta = {
   peers: { 'onnxruntime-web': version('onnxruntime-web'), '@wllama/wllama': version('@wllama/wllama') },
 };
 const ceilText = Object.values(ceil).map((c) => `${c.threads} thread${c.threads > 1 ? 's' : ''}: ${fmt(c.gflops, 1)} GFLOP/s f32x4 mul+add, ${fmt(c.read_gbs, 1)} GB/s read`).join('; ');
-const how = (s) => (s.dtype ? `wasmformer (dtype ${s.dtype}): ${s.threading}` : s.threading);
+const held = (s) => (s.weight_bytes == null ? '' : `, ${fmt(s.weight_bytes / 2 ** 20, 1)} MiB of weights held beside the file${s.borrows_file_bytes ? ', the rest computed from the file as stored' : ''}`);
+const how = (s) => (s.dtype ? `wasmformer (dtype ${s.dtype}${held(s)}): ${s.threading}` : s.threading);
 const same = ({ a, b }) => {  // how far A's output tokens agree with B's (the same model computed by both)
   if (!a?.info.output || !b?.info.output) return '';
   const n = Math.min(a.info.output.length, b.info.output.length);
@@ -362,17 +411,19 @@ const same = ({ a, b }) => {  // how far A's output tokens agree with B's (the s
 const agreed = ({ agreement: g }) => (g ? `; ${g.input}; ${g.ok ? 'outputs agree' : 'OUTPUTS DO NOT AGREE'}: ${g.text}` : '');
 const notes = plan.filter((row) => results[row.id]?.a).map((row) => {
   const r = results[row.id];
-  return `${row.env} ${row.id.split(':')[1]}: A = ${how(r.a.info)}; B = ${how(r.b.info)}${r.agreement ? agreed(r) : same(r)}`;
+  return `${row.env} ${row.id.split(':')[1]}: A = ${how(r.a.info)}; B = ${r.b ? how(r.b.info) : `did not run (${r.peer_error})`}${r.agreement ? agreed(r) : same(r)}`;
 });
 const md = `# wasmformer benchmark, ${meta.started}${quick ? ' — QUICK MODE, not for quoting' : ''}
 
 ${Object.values(envNames).join('; ')}. ${meta.machine.cpu}, ${meta.machine.cores} cores. Commit ${meta.commit?.slice(0, 10)}${meta.dirty ? ' (with uncommitted changes)' : ''}, dist/ built ${meta.dist}.
-onnxruntime-web ${meta.peers['onnxruntime-web']}, @wllama/wllama ${meta.peers['@wllama/wllama']}. Random weights with BERT-base, GPT-2-small, all-MiniLM-L6-v2 and DistilBERT-base shapes (build/bench-models).
+onnxruntime-web ${meta.peers['onnxruntime-web']}, @wllama/wllama ${meta.peers['@wllama/wllama']}. Random weights with BERT-base, GPT-2-small, all-MiniLM-L6-v2 and DistilBERT-base shapes${plan.some((r) => r.work) ? ', and SmolLM2-135M / Qwen2.5-0.5B shapes with GPT-2\'s 50257-token vocabulary (not their own 49152 / 151936)' : ''} (build/bench-models).
 Medians of ${reps.runs} timed runs (min–max) after ${reps.warmup} warm-up runs, engines alternating A B A B in one process; one thread unless the row says.
 × faster: how many times faster wasmformer is, from this run only. Machine ceilings, measured in this run (wasm probe in Node): ${ceilText}.
 % of ceiling: fill-mask and prefill, useful FLOPs (${fmt(work.fill / 1e9, 1)} and ${fmt(work.prefill / 1e9, 1)} GFLOP) over time against the mul+add ceiling (for int8/q8_0/q4_0 as f32-equivalent work);
 likewise embed (${fmt(work.embed / 1e9, 2)} GFLOP a text), classify (${fmt(work.classify / 1e9, 1)} GFLOP) and qa (${fmt(work.qa / 1e9, 1)} GFLOP); the peer's times of these include building its input tensors and the post-processing in JS (pooling, softmax, the answer span), not tokenizing;
-decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight) against read bandwidth; for the threads used.
+decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight) against read bandwidth; for the threads used.${
+  plan.some((r) => r.work) ? `\nThe Llama-style rows count their own: llama (SmolLM2-135M shape) prefill ${fmt(work.llama.prefill / 1e9, 1)} GFLOP, ${fmt(work.llama.decodeWeights / 1e6, 1)} M weights a decode step; ` +
+    `qwen2 (Qwen2.5-0.5B shape) ${fmt(work.qwen2.prefill / 1e9, 1)} GFLOP, ${fmt(work.qwen2.decodeWeights / 1e6, 1)} M weights (the tied embeddings as the LM head included); wasmformer's bytes per weight are the file's where it computes from the file's bytes as stored, else those of the copies it holds (a q4_0 file re-blocked to q8_0: 34/32).` : ''}
 
 ${table(all)}
 

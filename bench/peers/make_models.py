@@ -23,10 +23,21 @@ OUT_DIR/onnx/minilm-fp32.onnx          input_ids, attention_mask, token_type_ids
                                        as Optimum exports a BertModel for transformers.js (pooling is done in JS)
 OUT_DIR/onnx/distilbert-cls-fp32.onnx  input_ids, attention_mask (B, T) → logits (B, 2)
 OUT_DIR/onnx/distilbert-qa-fp32.onnx   input_ids, attention_mask (B, T) → start_logits, end_logits (B, T)
+OUT_DIR/llama-smollm2                  a LlamaForCausalLM folder with SmolLM2-135M's shape (hidden 576, 30 layers, 9 heads,
+                                       3 KV heads, intermediate 1536, rope_theta 1e5, rms eps 1e-5, tied embeddings,
+                                       context 2048), BF16 as SmolLM2 is stored, but GPT-2's vocabulary (50257 tokens,
+                                       not SmolLM2's 49152; llama.cpp's ggml-vocab-gpt-2.gguf)
+OUT_DIR/qwen2-0.5b                     a Qwen2ForCausalLM folder with Qwen2.5-0.5B's shape (hidden 896, 24 layers, 14 heads,
+                                       2 KV heads, intermediate 4864, q/k/v biases, rope_theta 1e6, rms eps 1e-6, tied,
+                                       context 32768), BF16, GPT-2's vocabulary (not Qwen's 151936)
+OUT_DIR/gguf/llama-{f32,q8_0,q4_0}.gguf, qwen2-q8_0.gguf
+                                       llama.cpp's "llama" (Q/K permuted) and "qwen2" architectures with the tokenizer.ggml.*
+                                       entries of ggml-vocab-gpt-2.gguf (tools/reference/gguf_export.py --vocab-gguf)
 Each file is made only if it is missing.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -42,6 +53,7 @@ import encoders  # noqa: E402
 import make_encoder_fixtures as fixtures  # noqa: E402
 import models  # noqa: E402
 import safetensors_io  # noqa: E402
+import tokenizers as byte_bpe  # noqa: E402  (tools/reference/tokenizers.py, not Hugging Face's package)
 
 OPSET = 17  # LayerNormalization is an ONNX op from 17 on
 
@@ -256,6 +268,178 @@ def quantize_int8(src, dst):
     onnx.save(m, dst)
 
 
+# ------------------------------------------------------------------------------------------ Llama-style decoders
+GPT2_VOCAB_GGUF = os.path.join(ROOT, "tests", "data", "tokenizers", "llamacpp", "ggml-vocab-gpt-2.gguf")
+GPT2_VOCAB_SIZE, GPT2_EOT = 50257, 50256
+SMOLLM2 = {  # SmolLM2-135M's config.json but the vocabulary (and its special ids) and the context the bench uses
+    "architectures": ["LlamaForCausalLM"], "model_type": "llama", "attention_bias": False, "attention_dropout": 0.0,
+    "bos_token_id": GPT2_EOT, "eos_token_id": GPT2_EOT, "hidden_act": "silu", "hidden_size": 576,
+    "initializer_range": 0.041666666666666664, "intermediate_size": 1536, "max_position_embeddings": 2048,
+    "mlp_bias": False, "num_attention_heads": 9, "num_hidden_layers": 30, "num_key_value_heads": 3,
+    "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": 100000.0,
+    "tie_word_embeddings": True, "torch_dtype": "bfloat16", "use_cache": True, "vocab_size": GPT2_VOCAB_SIZE,
+}
+QWEN25_05B = {  # Qwen2.5-0.5B's config.json but the vocabulary
+    "architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "attention_dropout": 0.0, "bos_token_id": GPT2_EOT,
+    "eos_token_id": GPT2_EOT, "hidden_act": "silu", "hidden_size": 896, "initializer_range": 0.02,
+    "intermediate_size": 4864, "max_position_embeddings": 32768, "max_window_layers": 24, "num_attention_heads": 14,
+    "num_hidden_layers": 24, "num_key_value_heads": 2, "rms_norm_eps": 1e-06, "rope_scaling": None,
+    "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": True, "torch_dtype": "bfloat16",
+    "use_cache": True, "use_sliding_window": False, "vocab_size": GPT2_VOCAB_SIZE,
+}
+# (seed, embedding std, layer matrices' and biases' std, final norm scale): norms 1 + 0.1·N(0,1), the final one times
+# the scale. Random decoders of this depth are either ordered (weak layers: greedy decoding falls into a cycle of one
+# to three tokens — HF's initializer_range does that here) or chaotic (strong layers: any rounding grows through the
+# 30 layers, so that two engines' logits part by nats although both are right). These sit just on the ordered side
+# of that edge (layer std · √hidden ≈ 0.77 for both): greedy decoding moves on, Q8_0 rounding of every weight moves
+# the log-probabilities by about 0.1 nats (and two engines on the same file by much less), and the final norm spreads
+# the tied head's logits like a trained model's (std ≈ 5) without a large input embedding, which would make the last
+# token win again.
+DECODER_INIT = {"llama-smollm2": (31, 0.05, 0.032, 4.0), "qwen2-0.5b": (32, 0.04, 0.0257, 4.0)}
+
+
+def bf16_round(a):
+    """f32 → the nearest BF16 (ties to even), returned as f32 (what the folder stores, exactly)."""
+    u = np.ascontiguousarray(a, np.float32).view(np.uint32)
+    return ((u + np.uint32(0x7FFF) + ((u >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)).view(np.float32)
+
+
+def write_safetensors_bf16(path, tensors):
+    """name → f32 array already BF16-exact; written as BF16 (sorted names, header padded to 8 bytes)."""
+    header, offset = {"__metadata__": {"format": "pt"}}, 0
+    for name in sorted(tensors):
+        n = tensors[name].size * 2
+        header[name] = {"dtype": "BF16", "shape": list(tensors[name].shape), "data_offsets": [offset, offset + n]}
+        offset += n
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * ((-len(h)) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h)
+        for name in sorted(tensors):
+            f.write((np.ascontiguousarray(tensors[name], np.float32).view(np.uint32) >> 16).astype(np.uint16).tobytes())
+
+
+def gpt2_broken_utf8_ids(out):
+    """GPT-2's tokens whose bytes are not whole UTF-8 by themselves (byte tokens, pieces of multi-byte characters)."""
+    dec = dict(zip(*reversed(byte_bpe.bytes_to_unicode())))  # the printable character standing for each byte → the byte
+    bad = []
+    for t, i in json.load(open(os.path.join(out, "gpt2-base", "vocab.json"), encoding="utf-8")).items():
+        if all(c in dec for c in t):
+            try:
+                bytes(dec[c] for c in t).decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append(i)
+    return bad
+
+
+def decoder_weights(cfg, seed, emb_std, layer_std, norm_scale, silent=()):
+    """Hugging Face names → f32 arrays (BF16-exact), random (seeded); the embedding rows of `silent` zero."""
+    E, H, F, L = cfg["hidden_size"], cfg["num_attention_heads"], cfg["intermediate_size"], cfg["num_hidden_layers"]
+    KV, D = cfg["num_key_value_heads"], cfg["hidden_size"] // cfg["num_attention_heads"]
+    rng = np.random.default_rng(seed)
+    n = lambda *shape: rng.standard_normal(shape, dtype=np.float32)
+    W = {"model.embed_tokens.weight": emb_std * n(cfg["vocab_size"], E), "model.norm.weight": norm_scale * (1 + 0.1 * n(E))}
+    for l in range(L):
+        p = f"model.layers.{l}."
+        W[p + "input_layernorm.weight"] = 1 + 0.1 * n(E)
+        W[p + "post_attention_layernorm.weight"] = 1 + 0.1 * n(E)
+        for name, shape in (("self_attn.q_proj", (H * D, E)), ("self_attn.k_proj", (KV * D, E)), ("self_attn.v_proj", (KV * D, E)),
+                            ("self_attn.o_proj", (E, H * D)), ("mlp.gate_proj", (F, E)), ("mlp.up_proj", (F, E)),
+                            ("mlp.down_proj", (E, F))):
+            W[p + name + ".weight"] = layer_std * n(*shape)
+            if cfg["model_type"] == "qwen2" and name in ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"):
+                W[p + name + ".bias"] = layer_std * n(shape[0])
+    W["model.embed_tokens.weight"][list(silent)] = 0
+    return {k: bf16_round(v) for k, v in W.items()}
+
+
+def bench_prompt_ids(out):
+    """The generation rows' prompt as bench/run.mjs makes it: 128 words of GPT-2's vocabulary that are one token
+    each (" word"), every 41st of vocab.json's in order."""
+    vocab = json.load(open(os.path.join(out, "gpt2-base", "vocab.json"), encoding="utf-8"))
+    words = [i for t, i in vocab.items() if re.fullmatch("\u0120[a-z]{4,}", t)]
+    return [words[(i * 41) % len(words)] for i in range(128)]
+
+
+def np_greedy(cfg, W, ids, n_new):
+    """A float32 numpy forward pass with a KV cache (Hugging Face's semantics: RoPE on halves, GQA), greedy; returns
+    the new ids and each step's top-1 − top-2 logit gap. A check that the random model does not repeat one token."""
+    E, H, L, KV = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_hidden_layers"], cfg["num_key_value_heads"]
+    D, eps = E // H, cfg["rms_norm_eps"]
+    inv = cfg["rope_theta"] ** (-np.arange(0, D, 2, dtype=np.float64) / D)
+    rms = lambda x, w: x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w
+    cache = [None] * L
+
+    def rope(x, pos):
+        ang = pos[:, None] * inv[None, :]
+        c, s = np.cos(ang)[:, None, :].astype(np.float32), np.sin(ang)[:, None, :].astype(np.float32)
+        a, b = x[..., :D // 2], x[..., D // 2:]
+        return np.concatenate([a * c - b * s, a * s + b * c], -1)
+
+    def lin(x, name):
+        y = x @ W[name + ".weight"].T
+        return y + W[name + ".bias"] if name + ".bias" in W else y
+
+    def forward(new, p0):
+        T, pos = len(new), np.arange(p0, p0 + len(new))
+        x = W["model.embed_tokens.weight"][new]
+        for l in range(L):
+            p = f"model.layers.{l}."
+            h = rms(x, W[p + "input_layernorm.weight"])
+            q = rope(lin(h, p + "self_attn.q_proj").reshape(T, H, D), pos)
+            k = rope(lin(h, p + "self_attn.k_proj").reshape(T, KV, D), pos)
+            v = lin(h, p + "self_attn.v_proj").reshape(T, KV, D)
+            if cache[l] is not None:
+                k, v = np.concatenate([cache[l][0], k]), np.concatenate([cache[l][1], v])
+            cache[l] = (k, v)
+            kk, vv = np.repeat(k, H // KV, axis=1), np.repeat(v, H // KV, axis=1)
+            s = np.einsum("thd,shd->hts", q, kk) / np.float32(np.sqrt(D))
+            s = np.where((np.arange(k.shape[0])[None, :] > pos[:, None])[None], -np.inf, s)
+            s = np.exp(s - s.max(-1, keepdims=True))
+            s /= s.sum(-1, keepdims=True)
+            x = x + lin(np.einsum("hts,shd->thd", s, vv).reshape(T, H * D), p + "self_attn.o_proj")
+            h = rms(x, W[p + "post_attention_layernorm.weight"])
+            g = lin(h, p + "mlp.gate_proj")
+            x = x + lin(g / (1 + np.exp(-g)) * lin(h, p + "mlp.up_proj"), p + "mlp.down_proj")
+        return (rms(x[-1:], W["model.norm.weight"]) @ W["model.embed_tokens.weight"].T)[0]
+
+    logits, out, gaps = forward(ids, 0), [], []
+    for step in range(n_new):
+        top = np.sort(logits)[-2:]
+        gaps.append(float(top[1] - top[0]))
+        out.append(int(logits.argmax()))
+        if step + 1 < n_new:
+            logits = forward([out[-1]], len(ids) + step)
+    return out, gaps
+
+
+def make_decoder(folder, cfg, out_dir):
+    """The folder (config.json, model.safetensors in BF16, generation_config.json; no tokenizer files: the GGUF files
+    take GPT-2's from llama.cpp's vocabulary file), and a check that greedy decoding of the bench prompt moves on."""
+    # Tokens that are not whole UTF-8 by themselves get zero embeddings: with the tied head their logit is 0, far
+    # below the best (std ≈ 5), so greedy decoding never emits them. A random model would otherwise string byte
+    # tokens into text that is not UTF-8, on which wllama 3.8.1 fails (a RangeError in its worker: its server's JSON
+    # of the tokens); a trained model emits them only inside whole characters.
+    silent = gpt2_broken_utf8_ids(out_dir)
+    W = decoder_weights(cfg, *DECODER_INIT[os.path.basename(folder)], silent=silent)
+    ids = bench_prompt_ids(out_dir)
+    new, gaps = np_greedy(cfg, W, ids, 16)
+    print(f"  {os.path.basename(folder)}: {len(silent)} tokens that are not whole UTF-8 silenced; numpy f32 greedy of the "
+          f"bench prompt {new} ({len(set(new))} distinct; "
+          f"top-1 − top-2 logit gap min {min(gaps):.3f}, median {float(np.median(gaps)):.3f})", flush=True)
+    if len(set(new)) < 12:
+        raise SystemExit(f"{folder}: greedy decoding nearly repeats one token: {new}")
+    os.makedirs(folder, exist_ok=True)
+    fixtures.dump(cfg, os.path.join(folder, "config.json"))
+    fixtures.dump({"bos_token_id": cfg["bos_token_id"], "eos_token_id": cfg["eos_token_id"]},
+                  os.path.join(folder, "generation_config.json"))
+    fixtures.dump({"prompt_ids": ids, "greedy_ids": new, "gaps": [round(g, 4) for g in gaps]},
+                  os.path.join(folder, "bench-reference.json"))
+    tmp = os.path.join(folder, "model.safetensors.part")
+    write_safetensors_bf16(tmp, W)
+    os.replace(tmp, os.path.join(folder, "model.safetensors"))
+
+
 def made(path, make, *args):
     if os.path.exists(path):
         return
@@ -289,6 +473,16 @@ def main():
         made(os.path.join(gguf_dir, f"gpt2-{t}.gguf"),
              lambda dst: subprocess.run([sys.executable, os.path.join(REF, "gguf_export.py"), gpt2, dst, "--type", t], check=True,
                                         stdout=subprocess.DEVNULL))
+    # Llama-style decoders: the folders, then their GGUF files (q8_0 with llama.cpp's rounding, as gguf_export does
+    # for decoders)
+    for name, cfg, types in (("llama-smollm2", SMOLLM2, ("f32", "q8_0", "q4_0")), ("qwen2-0.5b", QWEN25_05B, ("q8_0",))):
+        folder = os.path.join(out, name)
+        made_folder(folder, lambda f, cfg=cfg: make_decoder(f, cfg, out))
+        for t in types:
+            made(os.path.join(gguf_dir, f"{name.split('-')[0]}-{t}.gguf"),
+                 lambda dst, folder=folder, t=t: subprocess.run(
+                     [sys.executable, os.path.join(REF, "gguf_export.py"), folder, dst, "--type", t, "--vocab-gguf", GPT2_VOCAB_GGUF,
+                      "--name", os.path.basename(folder)], check=True, stdout=subprocess.DEVNULL))
 
 
 if __name__ == "__main__":

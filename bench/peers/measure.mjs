@@ -13,6 +13,11 @@
 // The encoder tasks also compare what the two engines computed (agreement(), in the row's result): A and B are fed
 // the same ids — wasmformer's pipeline takes the texts, and its own tokenizer is checked at load to give the ids
 // that B is fed — and their embeddings, labels or answers must agree.
+// Generation rows whose two engines both can (wasmformer, wllama) also compare their greedy tokens and the
+// log-probabilities behind them: after the timed runs, one more untimed generation of each (check()) returns every
+// generated token's id and log-probability — wllama's with n_probs 5, its five best of each step, which its server
+// computes by sorting the whole vocabulary every step: never inside a timed run — and generationAgreement() says how
+// far they agree and, where they part, whether at a near-tie.
 const now = () => performance.now();
 
 export function median(xs) {
@@ -98,6 +103,34 @@ export function agreement(task, a, b, tol) {
     `(scores differ by ${dScore.toExponential(1)} relative, required ≤ ${tol})` };
 }
 
+// How far two greedy generations of the same model agree: identical ids, log-probabilities of the tokens both chose
+// within tol (nats); where the ids part, the token B chose must lead A's token by at most tol in B's own top five (a
+// near-tie, which different accumulation orders or rounding — Q8_0 activations, llama.cpp's f16 KV cache — can flip
+// on random weights). a: { ids, logprobs }; b: the same and top: the five best [id, logprob] of each step.
+export function generationAgreement(a, b, tol) {
+  const n = Math.min(a.ids.length, b.ids.length);
+  let k = 0;
+  while (k < n && a.ids[k] === b.ids[k]) k++;
+  let dl = 0;
+  for (let i = 0; i < k; i++) dl = Math.max(dl, Math.abs(a.logprobs[i] - b.logprobs[i]));
+  const f = (x) => (x == null ? '?' : x.toFixed(3));
+  const top = (i) => b.top?.[i]?.map(([id, lp]) => `${id} ${f(lp)}`).join(', ') ?? `? (${b.top_error ?? 'not asked for'})`;
+  const first = `first token: A ${a.ids[0]} (logprob ${f(a.logprobs[0])}), B ${b.ids[0]} (${f(b.logprobs[0])}); B's top 5 of the first logits: ${top(0)}`;
+  const within = `log-probabilities of the tokens both chose within ${dl.toExponential(1)} (largest |A − B|, required ≤ ${tol})`;
+  if (a.ids.length !== b.ids.length) return { ok: false, text: `A generated ${a.ids.length} tokens, B ${b.ids.length}` };
+  if (k === n) return { ok: dl <= tol, text: `greedy tokens identical (${n}); ${within}; ${first}` };
+  const [x, y] = [a.ids[k], b.ids[k]];
+  const bx = b.top?.[k]?.find(([id]) => id === x)?.[1];
+  const margin = bx == null ? null : b.logprobs[k] - bx;
+  const tie = margin != null && margin <= tol;
+  return {
+    ok: dl <= tol && tie,
+    text: `greedy tokens identical for the first ${k} of ${n}, ${within}; at token ${k} A chose ${x} (logprob ${f(a.logprobs[k])}), ` +
+      `B chose ${y} (${f(b.logprobs[k])}) and gives ${x} ${bx == null ? 'no place in its top 5' : `${f(bx)}: ${tie ? 'a near-tie' : 'NOT a near-tie'}, ${margin.toFixed(3)} nats apart`} ` +
+      `(B's top 5 there: ${top(k)}); ${first}`,
+  };
+}
+
 // ------------------------------------------------------------------------------------------------------ engines
 // Each loads its model and returns { info, run() → sample, dispose() }; spec = the engine's side of the row, w = the
 // row's workload (text, ids, …).
@@ -158,6 +191,9 @@ const engines = {
     }
     const gen = await pipeline('text-generation', source, opts);
     info.dtype = gen.model.info.dtype;
+    // the bytes of weights it holds beside the file's, and whether it computes from the file's bytes as they are
+    info.weight_bytes = gen.model.info.weight_bytes;
+    info.borrows_file_bytes = gen.model.info.borrows_file_bytes;
     const steps = w.task === 'prefill' ? 0 : w.decode;
     return {
       info,
@@ -172,6 +208,11 @@ const engines = {
         seen(await gen.model.engineInfo());
         const prefill_ms = t[1] - t[0];
         return steps ? { prefill_ms, decode_tps: steps / ((t[t.length - 1] - t[1]) / 1e3) } : { prefill_ms };
+      },
+      // untimed: the same greedy generation with each token's log-probability (the model's TextGenerator)
+      async check() {
+        const r = await gen.model.complete(w.prompt, { max_new_tokens: 1 + steps, do_sample: false, stop_at_eos: false });
+        return { ids: r.tokens.map((x) => x.id), logprobs: r.tokens.map((x) => x.logprob) };
       },
       dispose: () => gen.dispose(),
     };
@@ -281,8 +322,38 @@ const engines = {
                           `(expected ${w.ids.length}, ${w.ids.length} and ${1 + steps})`);
         info.llama_timings = { prompt_ms: lt.prompt_ms, predicted_ms: lt.predicted_ms, predicted_n: lt.predicted_n };
         const prefill_ms = t[1] - t[0];
-        // t[1 + i]: token i's chunk (a last chunk with the usage may follow)
-        return steps ? { prefill_ms, decode_tps: steps / ((t[1 + steps] - t[1]) / 1e3) } : { prefill_ms };
+        // t[1 + i]: token i's chunk (a last chunk with the usage may follow). llama.cpp's server holds a token back
+        // while its text is an incomplete UTF-8 sequence and sends it with the next one: then fewer chunks than tokens
+        // came, and the last chunk (sent as generation ends) marks the last token.
+        return steps ? { prefill_ms, decode_tps: steps / ((t[Math.min(1 + steps, t.length - 1)] - t[1]) / 1e3) } : { prefill_ms };
+      },
+      // untimed: the same greedy generation with n_probs (each step's token and its n best, with log-probabilities):
+      // n_probs 1 for every token, then n_probs 5 up to where the generation parts from ref's (A's) ids, for the five
+      // best of the first logits and of that step. wllama 3.8.1 fails to hand over n_probs 5 of some steps (a
+      // RangeError in its worker, seen 29 tokens into one run, where the candidates include byte tokens that are not
+      // whole UTF-8); then the five best are missing and top_error says why.
+      async check(ref) {
+        const probs = async (n_probs, max_tokens) => {
+          const out = { ids: [], logprobs: [], top: [] };
+          await wl.createCompletion({ prompt: w.prompt, max_tokens, temp: 0, top_k: 1, ignore_eos: true, seed: 1, cache_prompt: false,
+            n_probs, stream: true, onData: (chunk) => {
+              for (const c of chunk.choices?.[0]?.logprobs?.content ?? []) {
+                out.ids.push(c.id);
+                out.logprobs.push(c.logprob);
+                out.top.push(c.top_logprobs.map((x) => [x.id, x.logprob]));
+              }
+            } });
+          return out;
+        };
+        const { ids, logprobs } = await probs(1, 1 + steps);
+        let k = 0;  // where the two part (0 when they never do: then only the first logits' five best are needed)
+        while (ref && k < ids.length && ids[k] === ref.ids[k]) k++;
+        if (k === ids.length) k = 0;
+        try {
+          return { ids, logprobs, top: (await probs(5, k + 1)).top };
+        } catch (e) {
+          return { ids, logprobs, top: [], top_error: String(e?.message ?? e).split('\n')[0] };
+        }
       },
       dispose: () => wl.exit(),
     };
@@ -291,26 +362,38 @@ const engines = {
 
 // One row: B and A loaded (the peer first: if it cannot load, nothing else is spent), `warmup` untimed runs of each,
 // then `runs` timed runs A B A B …; every sample kept. A side marked optional that does not load makes the row
-// { unavailable } rather than an error (e.g. a dtype this build does not accept yet).
+// { unavailable } rather than an error (e.g. a dtype this build does not accept yet). A row marked solo whose peer
+// does not load in this environment (wllama in Node) times A alone: { a, b: null, peer_error }, no ratio.
 export async function runRow(row, ctx, { warmup, runs, log = () => {} }) {
   const loaded = {};
+  let peerError = null;
   try {
     for (const key of ['b', 'a']) {
       try {
         loaded[key] = await engines[row[key].engine](row[key], row.workload, ctx);
       } catch (e) {
         if (row[key].optional) return { unavailable: `not available in this build (${e?.message ?? e})` };
-        throw new Error(`${row[key].engine} did not load ${row[key].model}: ${e?.message ?? e}`);
+        const why = `${row[key].engine} did not load ${row[key].model}: ${e?.message ?? e}`;
+        if (key !== 'b' || !row.solo) throw new Error(why);
+        peerError = why;
       }
     }
     const samples = { a: [], b: [] };
     for (let r = 0; r < warmup + runs; r++)
-      for (const key of ['a', 'b']) {
+      for (const key of ['a', 'b'].filter((k) => loaded[k])) {
         const s = await loaded[key].run();
         if (r >= warmup) samples[key].push(s);
         log(`${row.id} ${key.toUpperCase()} ${r < warmup ? 'warm-up' : `run ${r - warmup + 1}`}: ${JSON.stringify(s, (k, v) => (typeof v === 'number' ? +v.toFixed(1) : v))}`);
       }
+    if (peerError) return { a: { samples: samples.a, info: loaded.a.info }, b: null, peer_error: peerError };
     const res = { a: { samples: samples.a, info: loaded.a.info }, b: { samples: samples.b, info: loaded.b.info } };
+    if (row.workload.task === 'generate' && loaded.a.check && loaded.b.check) {
+      const ca = await loaded.a.check();
+      const cb = await loaded.b.check(ca);
+      res.agreement = generationAgreement(ca, cb, row.agree ?? 0.05);
+      res.agreement.input = `${row.workload.ids.length} prompt tokens each`;
+      res.check = { a: ca, b: cb };
+    }
     if (['embed', 'classify', 'qa'].includes(row.workload.task)) {
       res.agreement = agreement(row.workload.task, loaded.a.info, loaded.b.info, row.agree);
       res.agreement.input = loaded.a.info.input === loaded.b.info.input ? `input ids identical (${loaded.a.info.input})`
