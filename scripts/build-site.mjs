@@ -11,7 +11,7 @@ import { singleFileScript } from './single-file.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, process.argv[2] ?? 'site');
 const MODELS = { bert: 'packages/models/wasmformer-bert-mini-q8_0.gguf', gpt2: 'packages/models/wasmformer-gpt2-mini-q8_0.gguf',
-                 embed: 'packages/models/wasmformer-embed-mini-q8_0.gguf' };
+                 embed: 'packages/models/wasmformer-embed-mini-q8_0.gguf', chat: 'packages/models/wasmformer-chat-mini-q8_0.gguf' };
 
 if (!existsSync(path.join(root, 'dist/wasmformer-single.mjs'))) execFileSync('bash', [path.join(root, 'scripts/build.sh'), 'wasm'], { stdio: 'inherit' });
 rmSync(out, { recursive: true, force: true });
@@ -27,13 +27,15 @@ for (const [name, file] of Object.entries(MODELS)) {
   writeFileSync(path.join(out, 'models', `${name}.js`), js);
   scripts.push(`  <script src="models/${name}.js" defer></script>`);
 }
+// (demo.js has @huggingface/jinja bundled in: the page's import map, for the unbundled demo, goes)
 const html = readFileSync(path.join(root, 'web/demo/index.html'), 'utf8')
+  .replace(/  <!-- chat templates[\s\S]*?<script type="importmap">[\s\S]*?<\/script>\n/, '')
   .replace('  <script type="module" src="demo.js"></script>', [...scripts, '  <script src="demo.js" defer></script>'].join('\n'));
 writeFileSync(path.join(out, 'index.html'), html);
 copyFileSync(path.join(root, 'LICENSE'), path.join(out, 'LICENSE'));
-for (const name of ['wasmformer-bert-mini', 'wasmformer-gpt2-mini', 'wasmformer-embed-mini'])
+for (const name of ['wasmformer-bert-mini', 'wasmformer-gpt2-mini', 'wasmformer-embed-mini', 'wasmformer-chat-mini'])
   if (existsSync(path.join(root, 'models', name, 'README.md'))) copyFileSync(path.join(root, 'models', name, 'README.md'), path.join(out, 'models', `${name}.md`));
 const size = (f) => readFileSync(path.join(out, f)).length;
 console.log(`wrote ${path.relative(root, out)}/: index.html, demo.js (${(size('demo.js') / 1e6).toFixed(2)} MB, engine inlined), ` +
-            `models/bert.js (${(size('models/bert.js') / 1e6).toFixed(1)} MB), models/gpt2.js (${(size('models/gpt2.js') / 1e6).toFixed(1)} MB)`);
+            Object.keys(MODELS).map((n) => `models/${n}.js (${(size(`models/${n}.js`) / 1e6).toFixed(1)} MB)`).join(', '));
 console.log(`open it: file://${path.join(out, 'index.html')}`);

@@ -2,7 +2,8 @@
 // the demo wants: COOP/COEP (cross-origin isolation, so threads can be used) and a strict Content-Security-Policy
 // (no eval: the engine runs under script-src 'self' 'wasm-unsafe-eval').
 import { execFileSync } from 'node:child_process';
-import { existsSync, createReadStream, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, createReadStream, readFileSync, statSync } from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -21,7 +22,10 @@ if (!['dist/wasmformer.wasm', 'dist/wasmformer-mt.wasm'].every((f) => existsSync
 const types = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.css': 'text/css',
   '.json': 'application/json', '.wasm': 'application/wasm', '.txt': 'text/plain; charset=utf-8', '.png': 'image/png', '.svg': 'image/svg+xml' };
 
-export const CSP = "default-src 'self'; script-src 'self' 'wasm-unsafe-eval'; worker-src 'self'; style-src 'self'; img-src 'self' data:; " +
+// The demo's inline import map (it maps @huggingface/jinja) is allowed by its hash, and no other inline script.
+const importMap = readFileSync(path.join(root, 'web/demo/index.html'), 'utf8').match(/<script type="importmap">([\s\S]*?)<\/script>/)?.[1];
+const importMapHash = importMap ? ` 'sha256-${createHash('sha256').update(importMap).digest('base64')}'` : '';
+export const CSP = `default-src 'self'; script-src 'self' 'wasm-unsafe-eval'${importMapHash}; worker-src 'self'; style-src 'self'; img-src 'self' data:; ` +
   "connect-src 'self' https://huggingface.co https://*.huggingface.co https://*.hf.co; object-src 'none'; base-uri 'none'";
 
 const server = http.createServer((req, res) => {

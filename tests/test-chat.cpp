@@ -285,3 +285,36 @@ TEST_CASE("chat templates are chosen by name or given; messages and chat options
     const wf::json r = wf::chat_template_json(c, msgs({{"user", "Hi"}}), {{"chat_template", "tool_use"}});
     REQUIRE(r == wf::json{{"template", "T {{ x }}"}, {"template_name", "tool_use"}, {"special_tokens", {{"bos_token", "<s>"}}}});
 }
+
+TEST_CASE("The bundled chat model answers held-out verses as PyTorch does, from its folder and its q8_0 GGUF", "[chat][models]") {
+    // tests/data/chat-mini/greedy.json (tools/train/chat/make_fixture.py): the chat template's prompt for a
+    // held-out KJV verse and PyTorch's greedy answer (tools/train/chat/evaluate.py), decoded until <|im_end|>.
+    const auto fixture = wf::json::parse(wft::read_file(wft::data_path("chat-mini/greedy.json")));
+    const std::string dir = std::string(WF_SOURCE_DIR) + "/models/wasmformer-chat-mini";
+    const auto folder = wf::load_pipeline_model(wft::read_dir(dir));
+    auto gguf_files = std::make_shared<wf::file_set>();
+    gguf_files->add("wasmformer-chat-mini-q8_0.gguf", wft::read_file(std::string(WF_SOURCE_DIR) + "/packages/models/wasmformer-chat-mini-q8_0.gguf"));
+    const auto gguf = wf::load_pipeline_model(gguf_files);
+    REQUIRE(folder.end_ids == std::vector<int32_t>{4});  // <|im_end|>
+    REQUIRE(gguf.end_ids == std::vector<int32_t>{4});
+    REQUIRE(folder.chat.templates.size() == 1);
+    REQUIRE(gguf.chat.templates == folder.chat.templates);
+    wf::generation_params p;
+    p.max_new_tokens = 160;
+    p.add_special_tokens = false;  // the rendered template has its markers as text, and no BOS (as evaluated)
+    int same_q8 = 0;
+    for (const auto& v : fixture["verses"]) {
+        const std::string prompt = v["prompt"], want = v["torch"];
+        INFO(v["key"].get<std::string>());
+        std::string reason;
+        // f32 weights: PyTorch's answer, token for token
+        REQUIRE(run(folder, prompt, p, &reason) == want);
+        REQUIRE(reason == "eos");
+        // the q8_0 file rounds weights and activations: mostly the same answer, never an empty or runaway one
+        const std::string q8 = run(gguf, prompt, p, &reason);
+        REQUIRE(reason == "eos");
+        REQUIRE(!q8.empty());
+        same_q8 += q8 == want;
+    }
+    REQUIRE(same_q8 >= 4);  // 6 of the 12 natively
+}

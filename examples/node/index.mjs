@@ -1,8 +1,9 @@
-// wasmformer in Node: the default models (installed with the package), a streamed continuation, and an HTTP
-// server that keeps answering while the engine works in its own thread.
+// wasmformer in Node: the default models (installed with the package), a streamed continuation, a chat with the
+// bundled chat model, and an HTTP server that keeps answering while the engine works in its own thread.
 import http from 'node:http';
 
 import { TextStreamer, pipeline } from 'wasmformer';
+import { models } from 'wasmformer-models';
 
 const unmasker = await pipeline('fill-mask');
 const [best] = await unmasker('And the children of Israel went out of the land of [MASK].', { top_k: 3 });
@@ -20,5 +21,12 @@ console.log('text-generation:', generated_text);
 console.log('server during generation:', (await ping).trim());
 console.log('streamed the same text:', generated_text === 'In the beginning' + streamed);
 server.close();
+
+// a chat: messages in, the conversation with the model's reply out (the chat model rewrites old English)
+const chat = await pipeline('text-generation', models.chat);
+const [{ generated_text: conversation }] = await chat([{ role: 'user', content: 'And God said, Let there be light: and there was light.' }]);
+console.log('chat:', conversation.at(-1).content);
+
 await unmasker.dispose();
 await generator.dispose();
+await chat.dispose();

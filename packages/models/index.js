@@ -9,9 +9,11 @@ export const models = {
   'fill-mask': new URL('./wasmformer-bert-mini-q8_0.gguf', import.meta.url).href,
   'text-generation': new URL('./wasmformer-gpt2-mini-q8_0.gguf', import.meta.url).href,
   'feature-extraction': new URL('./wasmformer-embed-mini-q8_0.gguf', import.meta.url).href,
+  // not a task: a chat model for text-generation with messages (pipeline('text-generation', models.chat))
+  chat: new URL('./wasmformer-chat-mini-q8_0.gguf', import.meta.url).href,
 };
 
 const registry = (globalThis[Symbol.for('wasmformer.defaultModels')] ??= {});
-for (const [task, url] of Object.entries(models)) registry[task] ??= url;
+for (const [task, url] of Object.entries(models)) if (task !== 'chat') registry[task] ??= url;
 
 export default models;

@@ -1,9 +1,9 @@
-// The demo page in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core): fill-mask and a
-// seeded continuation render, Stop ends a generation, the heatmap draws; with COOP/COEP and without; under the
-// strict CSP the server sends. The test fails on any page error, console error, or request leaving localhost.
+// The demo page in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core): fill-mask, a chat with
+// the bundled chat model and a seeded continuation render, Stop ends a generation, the heatmap draws; with COOP/COEP
+// and without; under the strict CSP the server sends. The test fails on any page error, console error, or request leaving localhost.
 import assert from 'node:assert/strict';
 import { fork } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 
@@ -74,6 +74,28 @@ for (const isolation of [true, false]) {
       const ranked = await page.$$eval('.enc-row', (rows) => rows.map((r) => r.textContent));
       assert.equal(ranked.length, 5);
       if (MODELS === 'bundled') assert.match(ranked[0], /In the beginning God created the heaven and the earth/);
+
+      // chat with the bundled chat model: a held-out verse gets PyTorch's greedy reply (the model's f32 folder), a
+      // second turn is answered in the same conversation, Enter sends, New chat empties the log
+      const { verses } = JSON.parse(readFileSync(path.join(root, 'tests/data/chat-mini/greedy.json'), 'utf8'));
+      const send = async (text, n, how = 'click') => {
+        await page.fill('#chat-input', text);
+        if (how === 'click') await page.click('#chat-send');
+        else await page.press('#chat-input', 'Enter');
+        await page.waitForFunction((k) => document.querySelectorAll('.chat-log li.assistant')[k]?.dataset.finish, n);
+        return page.$eval(`.chat-log li.assistant:nth-of-type(${2 * n + 2})`, (li) => [li.dataset.finish, li.textContent]);
+      };
+      const [finish1, reply1] = await send(verses[0].kjv, 0);
+      assert.equal(finish1, 'eos');
+      assert.equal(reply1, verses[0].torch);
+      const [finish2, reply2] = await send(verses[1].kjv, 1, 'enter');
+      assert.equal(finish2, 'eos');
+      assert.ok(reply2.length > 10);
+      assert.equal(await page.$$eval('.chat-log li', (l) => l.length), 4);
+      assert.match(await page.textContent('#chat-speed'), /tokens\/s/);
+      if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-chat.png'), fullPage: true });
+      await page.click('#chat-new');
+      assert.equal(await page.$$eval('.chat-log li', (l) => l.length), 0);
 
       // seeded continuation: runs to the end, twice the same
       await page.fill('#gen-max', '20');

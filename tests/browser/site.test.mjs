@@ -1,5 +1,5 @@
 // The offline static site (npm run build:site) opened from file:// in headless Chromium: models load from the
-// embedded scripts, fill-mask and a seeded continuation work, and no request goes anywhere but the folder itself.
+// embedded scripts, fill-mask, a seeded continuation and the chat work, and no request goes anywhere but the folder itself.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -25,6 +25,12 @@ test('the static site works from file:// with no network', async () => {
     await page.click('#gen-run');
     await page.waitForFunction(() => document.querySelector('#gen-output').dataset.finish && !document.querySelector('#gen-run').disabled);
     assert.ok((await page.textContent('#gen-continuation')).length > 0);
+    // the chat model, from its embedded GGUF (its template rendered by the @huggingface/jinja bundled in demo.js)
+    await page.fill('#chat-input', 'And God said, Let there be light: and there was light.');
+    await page.click('#chat-send');
+    await page.waitForFunction(() => document.querySelector('.chat-log li.assistant')?.dataset.finish);
+    assert.equal(await page.$eval('.chat-log li.assistant', (li) => li.dataset.finish), 'eos');
+    assert.match(await page.textContent('.chat-log li.assistant'), /light/);
     await page.screenshot({ path: path.join(root, 'build/artifacts/site-file-url.png'), fullPage: true });
     assert.deepEqual(problems, []);
   } finally {

@@ -341,3 +341,30 @@ test('chat runs the same in the caller\'s thread ({ worker: false }) as in the w
   await a.dispose();
   await b.dispose();
 });
+
+// ------------------------------------------------------------------------------------- the bundled chat model
+// wasmformer-chat-mini (a KJV → modern English rewriter, models/wasmformer-chat-mini): its template renders the
+// prompt it was trained and evaluated on, and the pipeline's reply to a held-out verse is PyTorch's greedy answer
+// (tests/data/chat-mini/greedy.json, written by tools/train/chat/make_fixture.py) from the folder's f32 weights;
+// the q8_0 GGUF in wasmformer-models gives a reply that ends at <|im_end|>, with the same template.
+test('the bundled chat model: its template renders the trained prompt, replies equal PyTorch greedy', async () => {
+  const { verses } = JSON.parse(readFileSync(path.join(root, 'tests/data/chat-mini/greedy.json'), 'utf8'));
+  const chat = await pipeline('text-generation', path.join(root, 'models/wasmformer-chat-mini'));
+  const q8 = await pipeline('text-generation', path.join(root, 'packages/models/wasmformer-chat-mini-q8_0.gguf'));
+  try {
+    for (const v of verses.slice(0, 4)) {
+      const messages = [{ role: 'user', content: v.kjv }];
+      assert.equal(await chat.tokenizer.apply_chat_template(messages, { tokenize: false, add_generation_prompt: true }), v.prompt, v.key);
+      assert.equal(await q8.tokenizer.apply_chat_template(messages, { tokenize: false, add_generation_prompt: true }), v.prompt, v.key);
+      const [out] = await chat(messages, { max_new_tokens: 160 });
+      assert.deepEqual(out.generated_text, [...messages, { role: 'assistant', content: v.torch }], v.key);
+      const [o8] = await q8(messages, { max_new_tokens: 160 });
+      const reply = o8.generated_text.at(-1);
+      assert.equal(reply.role, 'assistant');
+      assert.ok(reply.content.length > v.torch.length / 2 && reply.content.length < v.torch.length * 2, `${v.key}: ${reply.content}`);
+    }
+  } finally {
+    await chat.dispose();
+    await q8.dispose();
+  }
+});

@@ -22,6 +22,7 @@ test('the tarballs hold what users need and nothing else', () => {
   assert.doesNotMatch(files, /\.gguf/);
   assert.ok(statSync(runtime).size < 2_000_000, `runtime tarball is ${statSync(runtime).size} bytes`);
   assert.match(list(models), /package\/wasmformer-bert-mini-q8_0\.gguf/);
+  assert.match(list(models), /package\/wasmformer-chat-mini-q8_0\.gguf/);
 });
 
 test('the Node example runs from the tarballs: default models, streaming, a free event loop', { timeout: 240000 }, () => {
@@ -32,6 +33,7 @@ test('the Node example runs from the tarballs: default models, streaming, a free
   assert.match(out, /^text-generation: In the beginning .{20,}$/m);
   assert.match(out, /^server during generation: still here$/m);
   assert.match(out, /^streamed the same text: true$/m);
+  assert.match(out, /^chat: God said, "Let there be light\." There was light\.$/m);
 });
 
 test('require() works, and the TypeScript consumer type-checks under --strict with the default lib', { timeout: 240000 }, () => {

@@ -1,4 +1,4 @@
-// The demo page: fill-mask, streamed continuation, attention heatmap, model picker. All inference runs in the
+// The demo page: fill-mask, streamed continuation, chat, encoder tasks, attention heatmap, model picker. All inference runs in the
 // package's Web Worker, so the page stays responsive.
 import { Model } from '../src/index.js';
 
@@ -18,9 +18,10 @@ const BUNDLED = {
   bert: params.get('bert') ?? embedded('bert') ?? new URL('../../models/wasmformer-bert-mini/', import.meta.url).href,
   gpt2: params.get('gpt2') ?? embedded('gpt2') ?? new URL('../../models/wasmformer-gpt2-mini/', import.meta.url).href,
   embed: params.get('embed') ?? embedded('embed') ?? new URL('../../models/wasmformer-embed-mini/', import.meta.url).href,
+  chat: params.get('chat') ?? embedded('chat') ?? new URL('../../models/wasmformer-chat-mini/', import.meta.url).href,
 };
 
-const state = { fm: null, gen: null, enc: null, attention: null, tokens: [], running: null };
+const state = { fm: null, gen: null, chat: null, messages: [], enc: null, attention: null, tokens: [], running: null };
 // The encoder tasks the "Understand the text" box runs, and what its two text boxes mean for each.
 const ENCODER_TASKS = {
   'feature-extraction': ['Similarity: query', 'Sentences to rank, one per line'],
@@ -37,8 +38,9 @@ function progress(e) {
   if (e.status === 'initiate') $('progress').value = 0;
 }
 
-// Loads any model the engine runs and puts it where its task is: a masked LM in the fill-mask box, a causal LM in
-// the continuation box. The engine says what a model can do (info.tasks).
+// Loads any model the engine runs and puts it where its task is: a masked LM in the fill-mask box, a causal LM with
+// a chat template in the chat box, another causal LM in the continuation box. The engine says what a model can do
+// (info.tasks, info.chat_templates).
 async function loadModel(source, label) {
   setStatus('model-status', `Loading ${label}…`);
   try {
@@ -49,6 +51,10 @@ async function loadModel(source, label) {
       await state.fm?.dispose();
       state.fm = m;
       fillLayerChoices(info);
+    } else if (info.tasks.includes('text-generation') && info.chat_templates.length) {
+      await state.chat?.dispose();
+      state.chat = m;
+      newChat();
     } else if (info.tasks.includes('text-generation')) {
       await state.gen?.dispose();
       state.gen = m;
@@ -198,6 +204,63 @@ async function runGenerate() {
   }
 }
 
+// ------------------------------------------------------------------------------------------------------ chat
+// The conversation so far is state.messages; each reply is streamed into the log and appended to it.
+function chatEntry(role, text) {
+  const li = document.createElement('li');
+  li.className = role;
+  li.textContent = text;
+  li.setAttribute('aria-label', `${role === 'user' ? 'You' : 'Model'}: ${text}`);
+  $('chat-log').append(li);
+  return li;
+}
+
+function newChat() {
+  state.messages = [];
+  $('chat-log').replaceChildren();
+  setStatus('chat-speed', '');
+}
+
+async function runChat() {
+  if (!state.chat) return setStatus('model-status', 'No chat model loaded.');
+  const text = $('chat-input').value.trim();
+  if (!text || state.running) return;
+  const ctl = new AbortController();
+  state.running = ctl;
+  $('chat-send').disabled = true;
+  $('chat-stop').disabled = false;
+  const messages = [...state.messages, { role: 'user', content: text }];
+  chatEntry('user', text);
+  const reply = chatEntry('assistant', '');
+  reply.setAttribute('aria-busy', 'true');
+  setStatus('chat-speed', 'answering…');
+  let answer = '';
+  try {
+    const s = state.chat.chat(messages, { max_new_tokens: 200, signal: ctl.signal });
+    for await (const piece of s) reply.textContent = answer += piece;
+    const r = s.result;
+    setStatus('chat-speed', `${r.tokens.length} tokens, ${r.timings.tokens_per_second.toFixed(1)} tokens/s (${r.finish_reason})`);
+    reply.dataset.finish = r.finish_reason;
+  } catch (e) {
+    if (e.name === 'AbortError') {
+      setStatus('chat-speed', 'stopped');
+      reply.dataset.finish = 'aborted';
+    } else {
+      reply.textContent = e.message;
+      reply.classList.add('error');
+      answer = '';
+    }
+  } finally {
+    reply.removeAttribute('aria-busy');
+    reply.setAttribute('aria-label', `Model: ${reply.textContent}`);
+    if (answer) state.messages = [...messages, { role: 'assistant', content: answer }];
+    $('chat-input').value = '';
+    $('chat-send').disabled = false;
+    $('chat-stop').disabled = true;
+    state.running = null;
+  }
+}
+
 // ---------------------------------------------------------------------------------------------- encoder tasks
 function encoderTaskChanged() {
   const [a, b] = ENCODER_TASKS[$('enc-task').value] ?? ['Text', null];
@@ -258,6 +321,10 @@ $('enc-task').addEventListener('change', encoderTaskChanged);
 $('fill-run').addEventListener('click', runFill);
 $('gen-run').addEventListener('click', runGenerate);
 $('gen-stop').addEventListener('click', () => state.running?.abort());
+$('chat-send').addEventListener('click', runChat);
+$('chat-stop').addEventListener('click', () => state.running?.abort());
+$('chat-new').addEventListener('click', newChat);
+$('chat-input').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); runChat(); } });
 $('att-layer').addEventListener('change', runFill);
 $('att-head').addEventListener('change', drawAttention);
 $('load-url').addEventListener('click', () => $('model-url').value && loadModel($('model-url').value.trim(), $('model-url').value.trim()));
@@ -274,6 +341,7 @@ async function main() {
   setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker. ${offline}`);
   await loadModel(BUNDLED.bert, 'the bundled BERT model');
   await loadModel(BUNDLED.embed, 'the bundled embedding model');
+  await loadModel(BUNDLED.chat, 'the bundled chat model');
   await loadModel(BUNDLED.gpt2, 'the bundled GPT-2 model');
   const how = await (state.gen ?? state.fm)?.engineInfo();
   if (how) setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, ${how.threading}. ${offline}`);
