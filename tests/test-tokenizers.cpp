@@ -249,3 +249,54 @@ TEST_CASE("tokenizer.json: post-processors decide what add_special_tokens adds, 
     REQUIRE(w->special().cls == 2);
     REQUIRE(w->special().sep == 3);
 }
+
+TEST_CASE("NFC equals Python's unicodedata on every decomposable character and on mixtures of marks and jamo", "[tokenizers][unicode]") {
+    // tests/data/unicode/nfc.json: tools/unicode/make_nfc_vectors.py (Python's unicodedata, Unicode 14.0)
+    const auto j = wf::json::parse(text_of("unicode/nfc.json"));
+    size_t changed = 0;
+    for (const auto& c : j["cases"]) {
+        const std::string in = c[0], want = c[1];
+        INFO("input " << in);
+        const std::u32string got = wf::unicode::nfc(wf::unicode::utf8_decode(in));
+        REQUIRE(wf::unicode::utf8_encode(got) == want);
+        changed += in != want;
+    }
+    REQUIRE(j["cases"].size() > 7000);
+    REQUIRE(changed > 3000);  // the vectors do change text: composition, reordering, Hangul, exclusions
+    // spans: a composite covers the characters it was made of; a decomposed exclusion's pieces keep their character's
+    std::vector<wf::unicode::aligned_char> s = {{U'e', 0, 1}, {0x323, 1, 3}, {0x302, 3, 5}, {U'x', 5, 6}, {0x0958, 6, 9}};
+    const auto out = wf::unicode::nfc(s);
+    REQUIRE(out.size() == 4);
+    REQUIRE(out[0].c == 0x1EC7);  // ệ: e + dot below + circumflex
+    REQUIRE((out[0].begin == 0 && out[0].end == 5));
+    REQUIRE(out[1].c == U'x');
+    REQUIRE((out[2].c == 0x0915 && out[2].begin == 6 && out[2].end == 9));  // U+0958 is excluded: क + ़ both span it
+    REQUIRE((out[3].c == 0x093C && out[3].begin == 6 && out[3].end == 9));
+}
+
+TEST_CASE("A byte-level BPE tokenizer.json with an NFC normalizer composes the text; offsets stay the text's own", "[tokenizers]") {
+    const wf::json pre = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
+    auto with = [&](const wf::json& normalizer) {
+        auto j = wf::json::parse(gpt2_tokenizer_json(pre, nullptr));
+        j["normalizer"] = normalizer;
+        return wf::load_tokenizer_json(j.dump());
+    };
+    const auto plain = with(nullptr), nfc = with({{"type", "NFC"}}), seq = with({{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}}}});
+    const std::string composed = "Caf\xC3\xA9 na\xC3\xAFve", decomposed = "Cafe\xCC\x81 nai\xCC\x88ve";  // é, ï as one code point / two
+    REQUIRE(nfc->encode(decomposed, false) == plain->encode(composed, false));
+    REQUIRE(seq->encode(decomposed, false) == nfc->encode(decomposed, false));
+    REQUIRE(plain->encode(decomposed, false) != plain->encode(composed, false));  // without it they differ
+    // offsets into the decomposed text: the tokens cover it end to end, "é" (bytes 3–6) inside one token's span
+    const auto e = nfc->encode_offsets(decomposed);
+    REQUIRE(!e.offsets.empty());
+    REQUIRE(e.offsets.front().begin == 0);
+    REQUIRE(e.offsets.back().end == int32_t(decomposed.size()));
+    bool covers = false;
+    for (const auto& o : e.offsets) covers = covers || (o.begin <= 3 && o.end >= 6);
+    REQUIRE(covers);
+    for (size_t i = 1; i < e.offsets.size(); ++i) REQUIRE(e.offsets[i].begin >= e.offsets[i - 1].begin);
+    // ASCII text takes the fast path and is unchanged
+    REQUIRE(nfc->encode("plain text", false) == plain->encode("plain text", false));
+    REQUIRE_THROWS_WITH(with({{"type", "NFKC"}}), Catch::Contains("is not supported for BPE (only NFC)"));
+    REQUIRE_THROWS_WITH(with({{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Lowercase"}}}}}), Catch::Contains("only NFC"));
+}

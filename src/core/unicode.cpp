@@ -1,6 +1,7 @@
 #include "core/unicode.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace wf::unicode {
 
@@ -21,6 +22,8 @@ extern const uint32_t lower_keys[];
 extern const uint16_t lower_offsets[];
 extern const uint32_t lower_pool[];
 extern const int lower_count;
+extern const uint32_t compose_pairs[][3];
+extern const int compose_count;
 }  // namespace tables
 
 namespace {
@@ -106,6 +109,74 @@ std::u32string nfd(std::u32string_view s) {
         std::stable_sort(out.begin() + long(i), out.begin() + long(j), [](char32_t a, char32_t b) { return combining_class(a) < combining_class(b); });
         i = j;
     }
+    return out;
+}
+
+// The primary composite of (a, b), or 0: Hangul L + V and LV + T algorithmically, the rest from the table.
+char32_t compose_pair(char32_t a, char32_t b) {
+    if (a >= LBase && a < LBase + LCount && b >= VBase && b < VBase + VCount)
+        return SBase + ((a - LBase) * VCount + (b - VBase)) * TCount;
+    if (a >= SBase && a < SBase + SCount && (a - SBase) % TCount == 0 && b > TBase && b < TBase + TCount) return a + (b - TBase);
+    const uint32_t key[2] = {uint32_t(a), uint32_t(b)};
+    const auto* first = tables::compose_pairs;
+    const auto* last = first + tables::compose_count;
+    const auto* it = std::lower_bound(first, last, key, [](const uint32_t (&p)[3], const uint32_t (&k)[2]) {
+        return p[0] != k[0] ? p[0] < k[0] : p[1] < k[1];
+    });
+    return it != last && (*it)[0] == a && (*it)[1] == b ? char32_t((*it)[2]) : 0;
+}
+
+std::vector<aligned_char> nfc(const std::vector<aligned_char>& s) {
+    // NFD, each piece keeping its character's span
+    std::vector<aligned_char> d;
+    d.reserve(s.size());
+    std::u32string pieces;
+    for (const aligned_char& a : s) {
+        pieces.clear();
+        decompose(a.c, pieces);
+        for (char32_t c : pieces) d.push_back({c, a.begin, a.end});
+    }
+    for (size_t i = 0; i < d.size();) {  // canonical ordering
+        if (combining_class(d[i].c) == 0) {
+            ++i;
+            continue;
+        }
+        size_t j = i;
+        while (j < d.size() && combining_class(d[j].c) != 0) ++j;
+        std::stable_sort(d.begin() + long(i), d.begin() + long(j),
+                         [](const aligned_char& x, const aligned_char& y) { return combining_class(x.c) < combining_class(y.c); });
+        i = j;
+    }
+    // canonical composition: a character joins the last starter unless something between them blocks it (a
+    // character of combining class 0 or of one at least its own)
+    std::vector<aligned_char> out;
+    out.reserve(d.size());
+    long starter = -1;
+    for (const aligned_char& a : d) {
+        const uint8_t cc = combining_class(a.c);
+        if (starter >= 0) {
+            const bool adjacent = long(out.size()) - 1 == starter;
+            const uint8_t prev = combining_class(out.back().c);
+            if (adjacent || (prev != 0 && prev < cc)) {
+                if (const char32_t c = compose_pair(out[size_t(starter)].c, a.c)) {
+                    aligned_char& st = out[size_t(starter)];
+                    st = {c, std::min(st.begin, a.begin), std::max(st.end, a.end)};
+                    continue;
+                }
+            }
+        }
+        if (cc == 0) starter = long(out.size());
+        out.push_back(a);
+    }
+    return out;
+}
+
+std::u32string nfc(std::u32string_view s) {
+    std::vector<aligned_char> a;
+    a.reserve(s.size());
+    for (size_t i = 0; i < s.size(); ++i) a.push_back({s[i], int32_t(i), int32_t(i + 1)});
+    std::u32string out;
+    for (const aligned_char& c : nfc(a)) out.push_back(c.c);
     return out;
 }
 

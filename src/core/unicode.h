@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace wf::unicode {
 
@@ -20,6 +21,15 @@ uint8_t combining_class(char32_t c);
 void decompose(char32_t c, std::u32string& out);
 // NFD of a whole string: decomposition, then canonical ordering of combining marks.
 std::u32string nfd(std::u32string_view s);
+// NFC (UAX #15): NFD, then canonical composition into the primary composites (Full_Composition_Exclusion left out).
+std::u32string nfc(std::u32string_view s);
+// The same with each character's source span (begin, end in the caller's units, such as UTF-8 byte offsets): a
+// decomposed piece keeps its character's span, a composite spans everything it was made of.
+struct aligned_char {
+    char32_t c;
+    int32_t begin, end;
+};
+std::vector<aligned_char> nfc(const std::vector<aligned_char>& s);
 // Appends the full lowercase mapping of c (one or more code points).
 void to_lower(char32_t c, std::u32string& out);
 

@@ -31,11 +31,6 @@ struct layer {
     int64_t window;          // the attention's sliding window (attention_args::window); −1: none
 };
 
-// Rows [first, first + n) of a matrix, as a matrix of their own (a fused projection's part).
-linear rows_of(const linear& l, int64_t first, int64_t n) {
-    return {{l.w.type, n, l.w.n_cols, l.w.row(first)}, l.b ? l.b + first : nullptr};
-}
-
 class llama final : public model, public causal_lm {
 public:
     llama(const hparams& hp, const tensor_source& src, const storage_plan& plan, const decoder_layout& layout) : model(hp) {

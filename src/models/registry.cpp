@@ -9,7 +9,7 @@ namespace wf {
 namespace models {
 extern const architecture bert_architecture, albert_architecture, distilbert_architecture, roberta_architecture, electra_architecture, gpt2_architecture,
     llama_architecture, qwen2_architecture, mistral_architecture, gemma_architecture,
-    gemma2_architecture, phi3_architecture;
+    gemma2_architecture, phi3_architecture, modernbert_architecture;
 }
 
 namespace {
@@ -20,6 +20,7 @@ constexpr const architecture* kArchitectures[] = {
     &models::albert_architecture,
     &models::roberta_architecture,
     &models::electra_architecture,
+    &models::modernbert_architecture,
     &models::gpt2_architecture,
     &models::llama_architecture,
     &models::qwen2_architecture,

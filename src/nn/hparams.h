@@ -38,6 +38,8 @@ struct hparams {
                                       // "question_answering", "pretraining" (ELECTRA's discriminator), "" (none)
     std::vector<std::string> labels;  // id2label in id order (classification heads)
     bool multi_label = false;         // problem_type "multi_label_classification": sigmoid, not softmax
+    activation head_act = activation::gelu_erf;  // ModernBERT: its prediction head's classifier_activation
+    bool mean_pooling = false;        // ModernBERT: classifier_pooling "mean" (the sequence head reads the tokens' mean)
     int64_t n_head_dim = 0;           // per-head width where the config gives one (Gemma, Qwen3); 0: n_embd / n_head
     int64_t head_dim() const { return n_head_dim > 0 ? n_head_dim : n_embd / n_head; }
 
@@ -61,6 +63,9 @@ struct hparams {
     float attn_scale = 0.0f;             // Gemma 2: query_pre_attn_scalar^−½; 0: head_dim^−½
     int64_t sliding_window_pattern = 0;  // with a sliding window: layer l slides unless l % pattern == pattern − 1
                                          // (Gemma 2: 2, its even layers slide); 0: every layer slides
+                                         // (ModernBERT: layer l is global when l % pattern == 0; its window is
+                                         // local_attention, a query seeing the keys within ±local_attention / 2)
+    float rope_theta_local = 0.0f;       // ModernBERT: the sliding-window layers' rotary base; 0: rope_theta
     // Per dimension pair, the frequencies of the rotation: theta^(−2i/n_rot), rescaled as rope_scaling says.
     std::vector<float> rope_inv_freq() const;
 };

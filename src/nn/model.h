@@ -65,7 +65,12 @@ enum class head_kind { sequence, token, span };
 struct classifier_head {
     linear dense;                  // (E', E), or no matrix (w.data null): none
     activation act = activation::tanh;
+    norm dense_norm;               // ModernBERT's prediction head: a LayerNorm after the activation; g null: none
+    float norm_eps = 0.0f;
     linear out;                    // (outputs, E')
+    // sequence heads: the rows they read — the first token's (BERT's [CLS]), or the mean of the sequence's tokens
+    // (ModernBERT's classifier_pooling "mean")
+    bool mean_pooling = false;
     int64_t n_outputs() const { return out.w.n_rows; }
 };
 

@@ -56,6 +56,7 @@ void apply(const classifier_head& h, const float* x, int64_t n, float* y, arena&
     float* d = scratch.alloc<float>(n * h.dense.w.n_rows);
     apply(h.dense, x, n, d);
     activate(h.act, d, n * h.dense.w.n_rows);
+    if (h.dense_norm.g) apply(h.dense_norm, h.norm_eps, d, n, h.dense.w.n_rows, d);
     apply(h.out, d, n, y);
 }
 

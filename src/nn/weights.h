@@ -51,6 +51,11 @@ struct linear {
     matrix_view w;             // (out, in)
     const float* b = nullptr;  // (out) or null
 };
+// Rows [first, first + n) of a matrix (and its bias), as a matrix of their own: a fused projection's part (Phi-3's
+// qkv_proj, ModernBERT's Wqkv and Wi), no copy.
+inline linear rows_of(const linear& l, int64_t first, int64_t n) {
+    return {{l.w.type, n, l.w.n_cols, l.w.row(first)}, l.b ? l.b + first : nullptr};
+}
 struct norm {
     const float* g = nullptr;  // (n)
     const float* b = nullptr;  // (n) or null

@@ -10,6 +10,7 @@
 #include "core/unicode.h"
 #include "kernels/kernels.h"
 #include "nn/ops.h"
+#include "tokenizers/bpe.h"
 #include "tokenizers/wordpiece.h"
 
 namespace wf {
@@ -170,7 +171,14 @@ std::vector<float> sequence_logits(const pipeline_model& pm, const std::vector<m
     const classifier_head& head = need_head(pm, head_kind::sequence, task);
     const int64_t L = head.n_outputs(), E = pm.hp().n_embd;
     std::vector<float> first(in.size() * size_t(E)), logits(in.size() * size_t(L));
-    run_encoder(pm, enc, in, cancel, [&](size_t i, const float* h) { std::copy_n(h, E, first.begin() + int64_t(i) * E); });
+    run_encoder(pm, enc, in, cancel, [&](size_t i, const float* h) {
+        float* o = first.data() + int64_t(i) * E;
+        if (!head.mean_pooling) return (void)std::copy_n(h, E, o);
+        const int64_t n = int64_t(in[i].ids.size());  // the real tokens (the template's included), as attention_mask
+        std::fill_n(o, E, 0.0f);
+        for (int64_t t = 0; t < n; ++t) add(o, h + t * E, E);
+        for (int64_t j = 0; j < E; ++j) o[j] /= float(n);
+    });
     arena scratch;
     apply(head, first.data(), int64_t(in.size()), logits.data(), scratch);
     return logits;
@@ -327,7 +335,13 @@ std::vector<std::vector<token_entity>> token_classification(const pipeline_model
                 ids.insert(ids.end(), w->ids.begin(), w->ids.end());
                 words.push_back(w->word);
             }
-            const std::string word = words_to_string(tok, words, ids);
+            // word strategies: each word was decoded once (aggregate_word); Hugging Face decodes their text again
+            std::string word;
+            if (opt.strategy != aggregation::simple && tok.is_byte_level()) {
+                word = byte_level_decode(words);
+            } else {
+                word = words_to_string(tok, words, ids);
+            }
             const std::string group = run[0]->entity.substr(run[0]->entity.find('-') == std::string::npos ? 0 : run[0]->entity.find('-') + 1);
             if (!ignored(group)) r.push_back({group, s / double(run.size()), -1, word, run.front()->start, run.back()->end});
             run.clear();

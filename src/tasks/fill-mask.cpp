@@ -62,14 +62,15 @@ std::vector<std::vector<std::vector<fill_mask_candidate>>> fill_mask(const pipel
     for (size_t b = 0; b < texts.size(); ++b)
         for (size_t m = 0; m < at[b].size(); ++m, ++r) {
             float* l = logits.data() + r * V;
-            for (int64_t i = tok.vocab_size(); i < V; ++i) l[i] = -INFINITY;  // rows the tokenizer cannot name
             for (int64_t i = 0; i < V; ++i)
                 if (std::isnan(l[i])) l[i] = -INFINITY;
+            // probabilities over all V rows, as Hugging Face's pipeline computes them (ModernBERT's embedding has
+            // rows past its tokenizer's last id); the candidates are the ids the tokenizer can name
             softmax(l, V);
             std::vector<int32_t> cand = target_ids;
             if (cand.empty()) {
-                cand.resize(size_t(V));
-                for (int64_t i = 0; i < V; ++i) cand[size_t(i)] = int32_t(i);
+                cand.resize(size_t(std::min(V, tok.vocab_size())));
+                for (size_t i = 0; i < cand.size(); ++i) cand[i] = int32_t(i);
             }
             const size_t k = std::min(size_t(opt.top_k), cand.size());
             std::partial_sort(cand.begin(), cand.begin() + long(k), cand.end(), [&](int32_t a, int32_t c) { return l[a] != l[c] ? l[a] > l[c] : a < c; });

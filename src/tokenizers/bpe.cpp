@@ -236,6 +236,11 @@ void bpe_tokenizer::bpe(std::string_view piece, std::vector<int32_t>& out, std::
     auto emit = [&](int32_t id, int32_t begin, int32_t end) {  // begin, end: byte positions in the piece
         out.push_back(id);
         if (!offsets) return;
+        // a token that holds part of a character's bytes spans the whole character, as tokenizers aligns each byte
+        // to the character it came from (both halves of "É" get its offsets)
+        auto continuation = [&](int32_t k) { return k > 0 && k < n && (uint8_t(piece[size_t(k)]) & 0xC0) == 0x80; };
+        while (continuation(begin)) --begin;
+        while (continuation(end)) ++end;
         token_span span{at + begin, at + end};
         if (trim_offsets_)  // RoBERTa: the span leaves out the token's leading spaces (unless it is nothing else)
             while (span.begin + 1 < span.end && piece[size_t(span.begin - at)] == ' ') ++span.begin;
@@ -280,6 +285,34 @@ void bpe_tokenizer::bpe(std::string_view piece, std::vector<int32_t>& out, std::
 
 void bpe_tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets,
                                 std::vector<int32_t>* words) const {
+    if (!nfc_ || std::all_of(text.begin(), text.end(), [](char c) { return uint8_t(c) < 0x80; })) return encode_normalized(text, out, offsets, words);
+    // NFC, each composed character remembering the bytes of the text it came from
+    std::vector<u::aligned_char> chars;
+    for (size_t i = 0; i < text.size();) {
+        const size_t at = i;
+        const char32_t c = u::utf8_next(text, i);
+        chars.push_back({c, int32_t(at), int32_t(i)});
+    }
+    std::string norm;
+    std::vector<token_span> from;  // per byte of norm: the text's bytes it stands for
+    for (const u::aligned_char& a : u::nfc(chars)) {
+        const size_t n0 = norm.size();
+        u::utf8_append(a.c, norm);
+        from.insert(from.end(), norm.size() - n0, token_span{a.begin, a.end});
+    }
+    const size_t first = offsets ? offsets->size() : 0;
+    encode_normalized(norm, out, offsets, words);
+    if (offsets)
+        for (size_t i = first; i < offsets->size(); ++i) {
+            token_span& o = (*offsets)[i];
+            const int32_t b = o.begin < int32_t(from.size()) ? from[size_t(o.begin)].begin : int32_t(text.size());
+            const int32_t e = o.end > o.begin && o.end <= int32_t(from.size()) ? from[size_t(o.end - 1)].end : b;
+            o = {b, std::max(b, e)};
+        }
+}
+
+void bpe_tokenizer::encode_normalized(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets,
+                                      std::vector<int32_t>* words) const {
     // The pieces are the text cut in order (ill-formed UTF-8 bytes come back as U+FFFD: offsets then clamp to the text).
     int32_t at = 0, n = 0;
     for (const std::string& piece : pre_tokenize(text, pre_)) {
@@ -307,6 +340,25 @@ std::string bpe_tokenizer::decode(const std::vector<int32_t>& ids, bool skip_spe
         out += s.push(token_bytes(id));
     }
     return out + s.finish();
+}
+
+std::string byte_level_decode(const std::vector<std::string>& texts) {
+    static const std::array<char32_t, 256> b2u = byte_to_unicode();  // (from the file's unnamed namespace)
+    std::string bytes;
+    for (const std::string& t : texts) {
+        std::string mapped;
+        bool all = true;
+        for (char32_t c : u::utf8_decode(t)) {
+            const auto it = std::find(b2u.begin(), b2u.end(), c);
+            if (it == b2u.end()) {
+                all = false;
+                break;
+            }
+            mapped.push_back(char(uint8_t(it - b2u.begin())));
+        }
+        bytes += all ? mapped : t;
+    }
+    return u::utf8_encode(u::utf8_decode(bytes));
 }
 
 }  // namespace wf

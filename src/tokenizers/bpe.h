@@ -30,6 +30,13 @@ std::optional<pre_tokenizer> pre_tokenizer_for_gguf(std::string_view name);
 std::string gguf_pre_tokenizer_names();
 const char* pre_tokenizer_name(pre_tokenizer kind);
 
+// tokenizers' ByteLevel decoder on strings that are already decoded: a string whose every character stands for a
+// byte in GPT-2's byte map becomes those bytes ("Ã©" → é, but "é" alone → the lone byte 0xE9), any other string is
+// kept as it is (" Dupré": the space is no byte's character); the bytes are then read as UTF-8, ill-formed ones as
+// U+FFFD. Hugging Face's token-classification pipeline does this to the words it groups under the first / average /
+// max strategies (each was decoded once already).
+std::string byte_level_decode(const std::vector<std::string>& texts);
+
 class bpe_tokenizer : public tokenizer {
 public:
     // vocab: token → id (byte-level strings); merges: pairs in rank order; added: tokens with ids beyond the
@@ -42,6 +49,9 @@ public:
     // Hugging Face BPE's ignore_merges (Llama 3): a piece that is a token of the vocabulary as a whole becomes that
     // token, whatever the merges would make of it.
     void set_ignore_merges(bool on) { ignore_merges_ = on; }
+    // tokenizer.json's normalizer NFC (Qwen2's, ModernBERT's): the text is composed before it is cut; offsets stay
+    // those of the text as given.
+    void set_nfc(bool on) { nfc_ = on; }
     // The pieces of text the pre-tokenizer cuts, in order (UTF-8).
     static std::vector<std::string> pre_tokenize(std::string_view text, pre_tokenizer kind = pre_tokenizer::gpt2);
 
@@ -53,6 +63,8 @@ private:
     void bpe(std::string_view piece, std::vector<int32_t>& out, std::vector<token_span>* offsets, int32_t at) const;
     pre_tokenizer pre_;
     bool ignore_merges_ = false;
+    bool nfc_ = false;
+    void encode_normalized(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets, std::vector<int32_t>* words) const;
     int32_t byte_token_[256];
     std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> merges_;  // (left, right) → (rank, merged id)
     std::vector<std::string> bytes_of_;                                  // id → raw bytes

@@ -517,13 +517,21 @@ std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::stri
                 throw error(file + ": merge " + e.dump().substr(0, 40) + " is not two tokens");
             }
         }
-        if (j.contains("normalizer") && !j["normalizer"].is_null())
-            throw error(file + ": normalizer " + j["normalizer"].dump().substr(0, 60) + " is not supported for BPE");
+        // NFC (Qwen2's, ModernBERT's), alone or as a Sequence of it; no other normalizer for byte-level BPE
+        bool nfc = false;
+        if (j.contains("normalizer") && !j["normalizer"].is_null()) {
+            const json& n = j["normalizer"];
+            auto is_nfc = [](const json& q) { return q.is_object() && q.contains("type") && q["type"] == "NFC"; };
+            const json* list = n.is_object() && n.contains("type") && n["type"] == "Sequence" && n.contains("normalizers") ? &n["normalizers"] : nullptr;
+            nfc = is_nfc(n) || (list && list->is_array() && !list->empty() && std::all_of(list->begin(), list->end(), is_nfc));
+            if (!nfc) throw error(file + ": normalizer " + n.dump().substr(0, 60) + " is not supported for BPE (only NFC)");
+        }
         std::vector<std::pair<std::string, int32_t>> beyond;  // added tokens without a vocabulary id of their own
         for (auto& a : added)
             if (!v.count(a.content)) beyond.emplace_back(a.content, a.id);
         auto bpe = std::make_unique<bpe_tokenizer>(v, merges, beyond, read_pre_tokenizer(j.contains("pre_tokenizer") ? j["pre_tokenizer"] : json(), file), file);
         bpe->set_ignore_merges(model.contains("ignore_merges") && model["ignore_merges"] == true);  // Llama 3's has it
+        bpe->set_nfc(nfc);
         tok = std::move(bpe);
     } else if (type == "Unigram") {
         if (!vocab.is_array() || vocab.empty()) throw error(file + ": a Unigram model.vocab must be a non-empty list of [piece, score]");

@@ -19,7 +19,7 @@ for (const worker of [true, false]) {
   const where = worker ? 'worker' : 'caller\'s thread';
 
   test(`text-classification, single texts, pairs and top_k, equal the reference (${where})`, async () => {
-    for (const name of ['bert-tiny-cls', 'distilbert-tiny-multilabel', 'roberta-tiny-cls']) {
+    for (const name of ['bert-tiny-cls', 'distilbert-tiny-multilabel', 'roberta-tiny-cls', 'modernbert-tiny-cls']) {
       const classify = await pipeline('sentiment-analysis', fixture(name), opts);
       for (const c of golden(name).cases) {
         const out = await classify(c.inputs, c.options);
@@ -40,21 +40,39 @@ for (const worker of [true, false]) {
   });
 
   test(`token-classification, every aggregation strategy, offsets as string indices (${where})`, async () => {
-    const ner = await pipeline('ner', fixture('bert-tiny-ner'), opts);
-    for (const c of golden('bert-tiny-ner').cases) {
-      const out = await ner(c.inputs, c.options);
-      assert.equal(out.length, c.output.length, JSON.stringify(c.options));
+    // WordPiece (BERT) and byte-level BPE (ModernBERT: characters split across tokens, words decoded twice)
+    for (const name of ['bert-tiny-ner', 'modernbert-tiny-ner']) {
+      const ner = await pipeline('ner', fixture(name), opts);
+      for (const c of golden(name).cases) {
+        const out = await ner(c.inputs, c.options);
+        assert.equal(out.length, c.output.length, JSON.stringify(c.options));
+        out.forEach((o, i) => {
+          const w = c.output[i];
+          assert.equal(o.entity ?? o.entity_group, w.entity ?? w.entity_group);
+          assert.equal(o.word, w.word);
+          near(o.score, w.score, 'score');
+          assert.equal(o.start, js(c.inputs, w.start));
+          assert.equal(o.end, js(c.inputs, w.end));
+          assert.equal(c.inputs.slice(o.start, o.end).length > 0, true);
+        });
+      }
+      await ner.dispose();
+    }
+  });
+
+  test(`fill-mask on ModernBERT: rotary positions, local and global layers, the tied decoder (${where})`, async () => {
+    const unmasker = await pipeline('fill-mask', fixture('modernbert-tiny-mlm'), opts);
+    for (const c of golden('modernbert-tiny-mlm').cases) {
+      const out = await unmasker(c.inputs, c.options);
+      assert.equal(out.length, c.output.length);
       out.forEach((o, i) => {
-        const w = c.output[i];
-        assert.equal(o.entity ?? o.entity_group, w.entity ?? w.entity_group);
-        assert.equal(o.word, w.word);
-        near(o.score, w.score, 'score');
-        assert.equal(o.start, js(c.inputs, w.start));
-        assert.equal(o.end, js(c.inputs, w.end));
-        assert.equal(c.inputs.slice(o.start, o.end).length > 0, true);
+        assert.equal(o.token, c.output[i].token);
+        assert.equal(o.token_str, c.output[i].token_str);
+        assert.equal(o.sequence, c.output[i].sequence);
+        near(o.score, c.output[i].score, 'score');
       });
     }
-    await ner.dispose();
+    await unmasker.dispose();
   });
 
   test(`question-answering over windows of a long context (${where})`, async () => {

@@ -1,17 +1,20 @@
 """PyTorch reference encoders with Hugging Face semantics and Hugging Face tensor names (BERT heads, DistilBERT,
-RoBERTa, ELECTRA).
+RoBERTa, ELECTRA, ALBERT, ModernBERT).
 
-Written from the semantics of `transformers`' modeling_bert.py, modeling_distilbert.py, modeling_roberta.py and
-modeling_electra.py; no code is taken from there. `state_dict()` keys equal what `save_pretrained` writes into
-model.safetensors; `export_state(model)` leaves out the tied output matrices (and the decoder bias aliases), as
-`save_pretrained` does. Dropout is identity (eval), so every model is deterministic.
+Written from the semantics of `transformers`' modeling_bert.py, modeling_distilbert.py, modeling_roberta.py,
+modeling_electra.py, modeling_albert.py and modeling_modernbert.py (its eager/sdpa path); no code is taken from
+there. `state_dict()` keys equal what `save_pretrained` writes into model.safetensors; `export_state(model)` leaves
+out the tied output matrices (and the decoder bias aliases), as `save_pretrained` does. Dropout is identity (eval),
+so every model is deterministic.
 
 Every model's `forward(ids, attention_mask, token_type_ids=None)` takes (B, T) int64 ids and a (B, T) 0/1 (or bool)
 attention mask and returns `(hidden_states, output)`: hidden_states = [embeddings output (after ELECTRA's
 embeddings_project), after layer 1, …, after layer N], each (B, T, E); output = the head's result (a tensor, or a
 (start_logits, end_logits) pair for question answering; the pooler output for BertModel, the last hidden state for
-the bare DistilBertModel). Padding is masked with the most negative float added to the attention scores, as HF does,
-so the real rows of a padded batch equal those of each text alone.
+the bare DistilBertModel and ModernBertModel). ModernBERT's hidden states are HF's (before final_norm);
+`last_hidden(model, hs)` gives the model's last hidden state (final_norm of hs[-1] for ModernBERT, hs[-1] for the
+others). Padding is masked with the most negative float added to the attention scores, as HF does, so the real
+rows of a padded batch equal those of each text alone.
 
 Used by tools/reference/make_encoder_fixtures.py (fixtures, golden outputs) and tools/reference/pipelines.py.
 """
@@ -557,6 +560,218 @@ class AlbertForMaskedLM(nn.Module):
         return hs, self.predictions(hs[-1])
 
 
+# ---------------------------------------------------------------------------------------------------- ModernBERT
+def _mb_norm(c):
+    """nn.LayerNorm(hidden_size, eps=norm_eps, bias=norm_bias): this torch has no bias argument, so the bias is
+    dropped by hand (still an nn.LayerNorm, which `randomize` recognises)."""
+    ln = nn.LayerNorm(c["hidden_size"], eps=c["norm_eps"])
+    if not c.get("norm_bias", False):
+        del ln.bias
+        ln.register_parameter("bias", None)
+    return ln
+
+
+def modernbert_is_local(c, layer):
+    return layer % c["global_attn_every_n_layers"] != 0
+
+
+def modernbert_rope(c, layer, T):
+    """cos, sin (T, D) of layer `layer`: inv_freq = 1 / theta^(arange(0, D, 2) / D) in f32 with theta =
+    local_rope_theta on local layers and global_rope_theta on global ones; angles cat(freqs, freqs) (NeoX halves)."""
+    D = c["hidden_size"] // c["num_attention_heads"]
+    theta = float(c["local_rope_theta"] if modernbert_is_local(c, layer) else c["global_rope_theta"])
+    inv = 1.0 / (theta ** (torch.arange(0, D, 2, dtype=torch.int64).float() / D))
+    freqs = torch.arange(T).float()[:, None] * inv[None, :]
+    emb = torch.cat([freqs, freqs], dim=-1)
+    return emb.cos(), emb.sin()
+
+
+def _rotate_half(x):
+    a, b = x.chunk(2, dim=-1)
+    return torch.cat([-b, a], dim=-1)
+
+
+class ModernBertEmbeddings(nn.Module):
+    """tok_embeddings → norm (no positions, no token types)."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.tok_embeddings = nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.norm = _mb_norm(c)
+
+    def forward(self, ids):
+        return self.norm(self.tok_embeddings(ids))
+
+
+class ModernBertAttention(nn.Module):
+    """Wqkv (3E, E): rows q | k | v, each (heads, head_dim); RoPE on q and k over the whole head; scores · D^-0.5;
+    local layers see only keys with |i - j| <= local_attention // 2 (and never padding); Wo (E, E)."""
+
+    def __init__(self, c, layer):
+        super().__init__()
+        E = c["hidden_size"]
+        self.c, self.layer = c, layer
+        self.n_head = c["num_attention_heads"]
+        self.d = E // self.n_head
+        self.Wqkv = nn.Linear(E, 3 * E, bias=c.get("attention_bias", False))
+        self.Wo = nn.Linear(E, E, bias=c.get("attention_bias", False))
+
+    def forward(self, x, pad_mask, sliding_window=True):
+        B, T, E = x.shape
+        qkv = self.Wqkv(x).view(B, T, 3, self.n_head, self.d)
+        q, k, v = qkv.transpose(3, 1).unbind(dim=2)            # (B, H, T, D) each
+        cos, sin = modernbert_rope(self.c, self.layer, T)
+        q = q * cos + _rotate_half(q) * sin
+        k = k * cos + _rotate_half(k) * sin
+        att = (q @ k.transpose(-1, -2)) * self.d ** -0.5
+        allowed = pad_mask[:, None, None, :]
+        if sliding_window and modernbert_is_local(self.c, self.layer):
+            i = torch.arange(T)
+            allowed = allowed & ((i[:, None] - i[None, :]).abs() <= self.c["local_attention"] // 2)[None, None]
+        att = att.masked_fill(~allowed, torch.finfo(att.dtype).min)
+        probs = att.softmax(-1, dtype=torch.float32).to(q.dtype)
+        y = (probs @ v).transpose(1, 2).reshape(B, T, E)
+        return self.Wo(y)
+
+
+class ModernBertMLP(nn.Module):
+    """Wi (2F, E) → input, gate = chunk(2) (input first) → act(input) · gate → Wo (E, F)."""
+
+    def __init__(self, c):
+        super().__init__()
+        E, F_ = c["hidden_size"], c["intermediate_size"]
+        self.Wi = nn.Linear(E, 2 * F_, bias=c.get("mlp_bias", False))
+        self.Wo = nn.Linear(F_, E, bias=c.get("mlp_bias", False))
+        self.act = _act(c.get("hidden_activation", "gelu"))
+
+    def forward(self, x):
+        inp, gate = self.Wi(x).chunk(2, dim=-1)
+        return self.Wo(self.act(inp) * gate)
+
+
+class ModernBertEncoderLayer(nn.Module):
+    """Pre-norm: x + attn(attn_norm(x)), then x + mlp(mlp_norm(x)); layer 0's attn_norm is the identity."""
+
+    def __init__(self, c, layer):
+        super().__init__()
+        self.attn_norm = nn.Identity() if layer == 0 else _mb_norm(c)
+        self.attn = ModernBertAttention(c, layer)
+        self.mlp_norm = _mb_norm(c)
+        self.mlp = ModernBertMLP(c)
+
+    def forward(self, x, pad_mask, sliding_window=True):
+        x = x + self.attn(self.attn_norm(x), pad_mask, sliding_window)
+        return x + self.mlp(self.mlp_norm(x))
+
+
+class ModernBertModel(nn.Module):
+    """embeddings, layers, final_norm. hidden states as HF's output_hidden_states gives them: the embeddings output,
+    then after each layer (before final_norm); the model's output (last_hidden_state) is final_norm of the last."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.embeddings = ModernBertEmbeddings(c)
+        self.layers = nn.ModuleList([ModernBertEncoderLayer(c, l) for l in range(c["num_hidden_layers"])])
+        self.final_norm = _mb_norm(c)
+
+    def hidden_states(self, ids, attention_mask=None, token_type_ids=None, sliding_window=True):   # no token types
+        pad_mask = _mask(ids, attention_mask)
+        x = self.embeddings(ids)
+        hidden = [x]
+        for layer in self.layers:
+            x = layer(x, pad_mask, sliding_window)
+            hidden.append(x)
+        return hidden
+
+    def last_hidden(self, hs):
+        return self.final_norm(hs[-1])
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None):
+        hs = self.hidden_states(ids, attention_mask)
+        return hs, self.last_hidden(hs)
+
+
+class ModernBertPredictionHead(nn.Module):
+    """dense (E, E; bias if classifier_bias) → classifier_activation → norm."""
+
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c["hidden_size"], c["hidden_size"], bias=c.get("classifier_bias", False))
+        self.act = _act(c.get("classifier_activation", "gelu"))
+        self.norm = _mb_norm(c)
+
+    def forward(self, h):
+        return self.norm(self.act(self.dense(h)))
+
+
+class _ModernBertTask(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.model = ModernBertModel(c)
+        self.head = ModernBertPredictionHead(c)
+
+    def hidden_states(self, ids, attention_mask=None, token_type_ids=None, sliding_window=True):
+        return self.model.hidden_states(ids, attention_mask, token_type_ids, sliding_window)
+
+    def last_hidden(self, hs):
+        return self.model.last_hidden(hs)
+
+    def forward(self, ids, attention_mask=None, token_type_ids=None, sliding_window=True):
+        hs = self.hidden_states(ids, attention_mask, token_type_ids, sliding_window)
+        return hs, self.task(self.last_hidden(hs), _mask(ids, attention_mask))
+
+
+class ModernBertForMaskedLM(_ModernBertTask):
+    """decoder(head(h)): decoder (V, E) tied to tok_embeddings (left out of model.safetensors), bias if
+    decoder_bias."""
+
+    def __init__(self, c):
+        super().__init__(c)
+        self.decoder = nn.Linear(c["hidden_size"], c["vocab_size"], bias=c.get("decoder_bias", True))
+        self.decoder.weight = self.model.embeddings.tok_embeddings.weight
+
+    def mlm_logits(self, h):
+        return self.decoder(self.head(h))
+
+    def task(self, h, pad_mask):
+        return self.mlm_logits(h)
+
+
+class ModernBertForSequenceClassification(_ModernBertTask):
+    """classifier_pooling "cls" (position 0) or "mean" (over the real tokens), then head, then classifier."""
+
+    def __init__(self, c):
+        super().__init__(c)
+        self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+
+    def task(self, h, pad_mask):
+        pooling = self.config.get("classifier_pooling", "cls")
+        if pooling == "cls":
+            pooled = h[:, 0]
+        elif pooling == "mean":
+            m = pad_mask.to(h.dtype)
+            pooled = (h * m[..., None]).sum(dim=1) / m.sum(dim=1, keepdim=True)
+        else:
+            raise NotImplementedError(f"classifier_pooling {pooling!r}")
+        return self.classifier(self.head(pooled))
+
+
+class ModernBertForTokenClassification(_ModernBertTask):
+    def __init__(self, c):
+        super().__init__(c)
+        self.classifier = nn.Linear(c["hidden_size"], c["num_labels"])
+
+    def task(self, h, pad_mask):
+        return self.classifier(self.head(h))
+
+
+def last_hidden(model, hs):
+    """The model's last hidden state from its hidden states: hs[-1], or ModernBERT's final_norm of it."""
+    return model.last_hidden(hs) if hasattr(model, "last_hidden") else hs[-1]
+
+
 # ---------------------------------------------------------------------------------------------------------- export
 ARCHITECTURES = {cls.__name__: cls for cls in [
     BertModel, BertForSequenceClassification, BertForTokenClassification, BertForQuestionAnswering,
@@ -564,7 +779,8 @@ ARCHITECTURES = {cls.__name__: cls for cls in [
     DistilBertForQuestionAnswering, RobertaModel, RobertaForMaskedLM, RobertaForSequenceClassification,
     RobertaForTokenClassification, RobertaForQuestionAnswering, ElectraModel, ElectraForPreTraining,
     ElectraForMaskedLM, ElectraForSequenceClassification, AlbertModel, AlbertForSequenceClassification,
-    AlbertForMaskedLM]}
+    AlbertForMaskedLM, ModernBertModel, ModernBertForMaskedLM, ModernBertForSequenceClassification,
+    ModernBertForTokenClassification]}
 
 # keys save_pretrained leaves out (tied to the word embeddings, or an alias of a bias that is written)
 TIED = {
@@ -572,6 +788,7 @@ TIED = {
     "RobertaForMaskedLM": ["lm_head.decoder.weight", "lm_head.decoder.bias"],
     "ElectraForMaskedLM": ["generator_lm_head.weight"],
     "AlbertForMaskedLM": ["predictions.decoder.weight", "predictions.decoder.bias"],
+    "ModernBertForMaskedLM": ["decoder.weight"],
 }
 
 

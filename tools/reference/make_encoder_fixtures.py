@@ -1,5 +1,5 @@
-"""Writes tiny random-weight encoder checkpoints (BERT heads, DistilBERT, RoBERTa, ELECTRA, a sentence-transformers
-folder) in the exact Hugging Face layout, with golden activations and golden pipeline outputs.
+"""Writes tiny random-weight encoder checkpoints (BERT heads, DistilBERT, RoBERTa, ELECTRA, ALBERT, ModernBERT, a
+sentence-transformers folder) in the exact Hugging Face layout, with golden activations and golden pipeline outputs.
 
   nice -n 10 /usr/bin/python3 tools/reference/make_encoder_fixtures.py --out tests/data/fixtures
   nice -n 10 /usr/bin/python3 tools/reference/make_encoder_fixtures.py --out tests/data/fixtures --only bert-tiny-ner
@@ -8,14 +8,19 @@ Deterministic (fixed seeds, one thread). Each folder gets:
   config.json            HF form (architectures, model_type, id2label/label2id and problem_type where there are labels)
   model.safetensors      F32, state_dict keys as save_pretrained writes them (tied output matrices left out)
   tokenizer files        vocab.txt + tokenizer_config.json (WordPiece), or vocab.json + merges.txt +
-                         tokenizer_config.json + special_tokens_map.json (RoBERTa layout built from GPT-2's files)
+                         tokenizer_config.json + special_tokens_map.json (RoBERTa layout built from GPT-2's files), or
+                         (ModernBERT) tokenizer.json only + tokenizer_config.json + special_tokens_map.json: byte-level
+                         BPE of GPT-2's first MB_MERGES merges (GPT-2's ids), <|endoftext|>, then the added tokens
+                         [UNK] [CLS] [SEP] [PAD] [MASK] ([MASK] lstrip), TemplateProcessing [CLS] $A [SEP] ($B [SEP])
   golden-texts.json      the three inputs of the golden batch (a string, or {"text", "text_pair"})
   golden.safetensors     input_ids (B, T) I32 padded with the tokenizer's pad id; lengths (B) I32;
                          token_type_ids (B, T) I32 (BERT and ELECTRA only); hidden.{i} (T, E) F32 of the FIRST
                          sequence (the longest, so T is its own length): embeddings output (after ELECTRA's
                          embeddings_project), then after each layer; last_hidden (B, T, E) with the padded rows as the
-                         model computes them (attention masked); and the head:
-                           sequence classification: logits (B, L)
+                         model computes them (attention masked) — for ModernBERT, final_norm of the last layer's output
+                         (HF's last_hidden_state; hidden.{N} is before it, as HF's hidden_states); and the head:
+                           sequence classification: logits (B, L) (ModernBERT: classifier_pooling "mean" over the
+                           real tokens of last_hidden, then head dense → gelu → norm, then classifier)
                            token classification: logits (B, T, L); ELECTRA discriminator: logits (B, T)
                            question answering: start_logits, end_logits (B, T)
                            masked LM: mask_positions (K) I32 in the first sequence, mask_logits (K, V)
@@ -23,6 +28,12 @@ Deterministic (fixed seeds, one thread). Each folder gets:
                            (masked mean of last_hidden, L2-normalized: modules 1_Pooling mean + 2_Normalize)
   golden-pipeline.json   {"task", "offsets": "code points", "cases": [{"inputs", "options", "output"}]} from
                          tools/reference/pipelines.py
+
+ModernBERT (modernbert-tiny-mlm / -cls / -ner): hidden 32, 4 heads, intermediate 24, 4 layers with
+global_attn_every_n_layers 3 (layers 0 and 3 global, RoPE theta 160000; 1 and 2 local, theta 10000, window ±4 of
+local_attention 8), every golden text ≥ 12 tokens; check_modernbert asserts that lifting the window or giving the
+local layers the global theta changes layer 1's output on every golden text, and that the tokenizer round-trips
+them. Its padded-batch check allows 3e-6 (pre-norm: the residual stream is not renormalized between layers).
 """
 import argparse
 import json
@@ -70,6 +81,25 @@ ALBERT = dict(vocab_size=30522, embedding_size=8, hidden_size=E, num_hidden_laye
               type_vocab_size=2, initializer_range=0.02, layer_norm_eps=1e-12, pad_token_id=0,
               position_embedding_type="absolute", classifier_dropout_prob=0.1)
 
+# ModernBERT: the first MB_MERGES merges of GPT-2's vocab.bpe (GPT-2's ids: token 256 + i is merge i), then
+# <|endoftext|> and the added tokens [UNK] [CLS] [SEP] [PAD] [MASK]; embeddings rounded up to a multiple of 64 rows
+# (ModernBERT's 50368 is likewise rounded up past its tokenizer)
+MB_MERGES = 10000
+MB_SPECIALS = ["[UNK]", "[CLS]", "[SEP]", "[PAD]", "[MASK]"]
+MB_TOKENS = 256 + MB_MERGES + 1 + len(MB_SPECIALS)
+MB_ID = {t: 256 + MB_MERGES + 1 + i for i, t in enumerate(MB_SPECIALS)}
+MODERNBERT = dict(vocab_size=(MB_TOKENS + 63) // 64 * 64, hidden_size=32, intermediate_size=24, num_hidden_layers=4,
+                  num_attention_heads=4, hidden_activation="gelu", max_position_embeddings=MAXPOS,
+                  initializer_range=0.02, initializer_cutoff_factor=2.0, norm_eps=1e-5, norm_bias=False,
+                  pad_token_id=MB_ID["[PAD]"], eos_token_id=MB_ID["[SEP]"], bos_token_id=MB_ID["[CLS]"],
+                  cls_token_id=MB_ID["[CLS]"], sep_token_id=MB_ID["[SEP]"], global_rope_theta=160000.0,
+                  attention_bias=False, attention_dropout=0.0, global_attn_every_n_layers=3, local_attention=8,
+                  local_rope_theta=10000.0, embedding_dropout=0.0, mlp_bias=False, mlp_dropout=0.0,
+                  decoder_bias=True, classifier_pooling="mean", classifier_dropout=0.0, classifier_bias=False,
+                  classifier_activation="gelu", deterministic_flash_attn=False, sparse_prediction=False,
+                  sparse_pred_ignore_index=-100, tie_word_embeddings=True, layer_norm_eps=1e-5,
+                  position_embedding_type="absolute", gradient_checkpointing=False, torch_dtype="float32")
+
 NER_LABELS = ["O", "B-PER", "I-PER", "B-ORG", "I-ORG", "B-LOC", "I-LOC", "B-MISC", "I-MISC"]
 
 # golden batches: three inputs of different lengths, the first the longest
@@ -101,6 +131,20 @@ QA_CONTEXT = ("Élodie Dupré lived in a small house near the river in São Paul
               "under the blue flowerpot in the overgrown garden, because her brother kept misplacing his. Nobody "
               "found it for years, until a mischievous cat knocked the flowerpot over during a thunderstorm in late "
               "November.")
+# ModernBERT's golden batches: every text at least 12 tokens, so that the local layers' window (±4) cuts
+TEXTS_MB_MLM = ["The capital of France is [MASK]. Émile said it has [MASK] people, 12 bridges and 😀 museums.",
+                "Hello world! This sentence is a little shorter than the [MASK] one.",
+                "A third text: [MASK] fox jumps over the dog."]
+TEXTS_MB_CLS = ["The quick brown fox jumps over the lazy dog near Zürich, and Émile watched it from the café.",
+                "Hello world! I loved this movie, it was wonderful.",
+                {"text": "Is it raining in Paris?", "text_pair": "No, it is sunny 😀."}]
+TEXTS_MB_NER = ["Élodie Dupré works at Hugging Face in São Paulo and visits Berlin every summer 😀.",
+                "My name is Wolfgang and I live in Berlin.",
+                "Unbelievably, tokenization works here."]
+MB_MASK_CASES = [("The capital of France is [MASK].", {}),
+                 ("Émile bought [MASK] 😀 apples at the market on Sunday morning.", {"top_k": 3}),
+                 ("[MASK] is the best thing about living in a big city like this one, said Zoë.", {"top_k": 4})]
+
 ST_CASE_TEXTS = ["This is a sentence.", "Émile's café serves crêpes 😀.", "Another, slightly longer example sentence."]
 
 
@@ -131,6 +175,52 @@ def write_roberta_files(out):
           "cls_token": "<s>", "mask_token": {"content": "<mask>", "lstrip": True, "rstrip": False, "normalized": False,
                                              "single_word": False}}, os.path.join(out, "special_tokens_map.json"))
     return toks.RobertaBPE(os.path.join(out, "vocab.json"), os.path.join(out, "merges.txt"))
+
+
+def write_modernbert_files(out):
+    """tokenizer.json (ModernBERT's layout, GPT-2's first MB_MERGES merges), tokenizer_config.json,
+    special_tokens_map.json; returns the reference tokenizer read back from them."""
+    with open(os.path.join(TOK, "gpt2", "encoder.json"), encoding="utf-8") as f:
+        gpt2 = json.load(f)
+    with open(os.path.join(TOK, "gpt2", "vocab.bpe"), encoding="utf-8") as f:
+        merges = [l.split(" ") for l in f.read().split("\n")[1:] if l][:MB_MERGES]
+    vocab = {t: i for t, i in sorted(gpt2.items(), key=lambda kv: kv[1]) if i < 256 + MB_MERGES}
+    assert all(vocab[a + b] == 256 + i for i, (a, b) in enumerate(merges)) and len(vocab) == 256 + MB_MERGES
+    eot = 256 + MB_MERGES
+    vocab["<|endoftext|>"] = eot
+
+    def added(i, t, lstrip=False):
+        return {"id": i, "content": t, "single_word": False, "lstrip": lstrip, "rstrip": False, "normalized": False,
+                "special": True}
+    added_tokens = [added(eot, "<|endoftext|>")] + [added(MB_ID[t], t, t == "[MASK]") for t in MB_SPECIALS]
+    assert len(vocab) + len(MB_SPECIALS) == MB_TOKENS <= MODERNBERT["vocab_size"]
+    tok = {
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added_tokens, "normalizer": None,
+        "pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        "post_processor": {
+            "type": "TemplateProcessing",
+            "single": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                       {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "pair": [{"SpecialToken": {"id": "[CLS]", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}},
+                     {"SpecialToken": {"id": "[SEP]", "type_id": 0}}, {"Sequence": {"id": "B", "type_id": 0}},
+                     {"SpecialToken": {"id": "[SEP]", "type_id": 0}}],
+            "special_tokens": {t: {"id": t, "ids": [MB_ID[t]], "tokens": [t]} for t in ("[CLS]", "[SEP]")}},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                  "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,
+                  "vocab": vocab, "merges": merges}}
+    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump(tok, f, ensure_ascii=False, separators=(",", ":"))
+    roles = {"cls": "[CLS]", "sep": "[SEP]", "pad": "[PAD]", "unk": "[UNK]", "mask": "[MASK]"}
+    dump({"added_tokens_decoder": {str(a["id"]): {k: v for k, v in a.items() if k != "id"} for a in added_tokens},
+          "clean_up_tokenization_spaces": False, "cls_token": "[CLS]", "extra_special_tokens": {},
+          "mask_token": "[MASK]", "model_input_names": ["input_ids", "attention_mask"], "model_max_length": MAXPOS,
+          "pad_token": "[PAD]", "sep_token": "[SEP]", "tokenizer_class": "PreTrainedTokenizerFast",
+          "unk_token": "[UNK]"}, os.path.join(out, "tokenizer_config.json"))
+    dump({f"{r}_token": {k: v for k, v in added_tokens[1 + MB_SPECIALS.index(t)].items()
+                         if k in ("content", "lstrip", "normalized", "rstrip", "single_word")}
+          for r, t in roles.items()}, os.path.join(out, "special_tokens_map.json"))
+    return toks.TokenizerJsonBPE(os.path.join(out, "tokenizer.json"), roles)
 
 
 def dump(obj, path, indent=2):
@@ -185,8 +275,8 @@ def encode_batch(tok, entries):
     return ids, tt, mask, lengths
 
 
-def check_padding(model, ids, tt, mask, lengths, head_kind):
-    """Padded batch against each text alone: real rows of every hidden state must agree within 1e-6 (the head's
+def check_padding(model, ids, tt, mask, lengths, head_kind, tol=1e-6):
+    """Padded batch against each text alone: real rows of every hidden state must agree within tol (1e-6; the head's
     outputs, some scaled up by `gain`, within 1e-5). Returns the largest hidden-state difference."""
     worst, worst_head = 0.0, 0.0
     with torch.no_grad():
@@ -203,18 +293,18 @@ def check_padding(model, ids, tt, mask, lengths, head_kind):
                 worst_head = max(worst_head, (out_b[b, :n] - out_1[0]).abs().max().item())
             else:   # sequence-level
                 worst_head = max(worst_head, (out_b[b] - out_1[0]).abs().max().item())
-    assert worst < 1e-6, f"padded batch differs from single texts by {worst}"
+    assert worst < tol, f"padded batch differs from single texts by {worst}"
     assert worst_head < 1e-5, f"padded batch head output differs from single texts by {worst_head}"
     return worst
 
 
-def write_golden(out, model, tok, entries, head_kind, use_token_types):
+def write_golden(out, model, tok, entries, head_kind, use_token_types, pad_tol=1e-6):
     ids, tt, mask, lengths = encode_batch(tok, entries)
     assert int(lengths[0]) == ids.shape[1] and len(set(lengths.tolist())) == len(entries), "first longest, distinct"
-    worst = check_padding(model, ids, tt, mask, lengths, head_kind)
+    worst = check_padding(model, ids, tt, mask, lengths, head_kind, pad_tol)
     with torch.no_grad():
         hs, out_ = model(ids, mask, tt)
-    g = {"input_ids": ids.to(torch.int32), "lengths": lengths.to(torch.int32), "last_hidden": hs[-1]}
+    g = {"input_ids": ids.to(torch.int32), "lengths": lengths.to(torch.int32), "last_hidden": encoders.last_hidden(model, hs)}
     if use_token_types:
         g["token_type_ids"] = tt.to(torch.int32)
     g.update({f"hidden.{i}": h[0] for i, h in enumerate(hs)})
@@ -454,6 +544,95 @@ def albert_tiny_cls(out):
     return w
 
 
+def check_modernbert(model, tok, entries):
+    """The golden batch exercises what ModernBERT adds: local layers' window (their outputs change when it is
+    lifted, the global layer 0's do not), the local RoPE theta (outputs change with the global one in its place);
+    the tokenizer round-trips each text. Returns the smallest change seen."""
+    c = model.config
+    local = [l for l in range(c["num_hidden_layers"]) if encoders.modernbert_is_local(c, l)]
+    assert local and local[0] > 0, "layer 0 must be global and some layer local"
+    ids, tt, mask, lengths = encode_batch(tok, entries)
+    assert int(lengths.min()) > c["local_attention"] // 2 * 2 + 1 + 2, "every text longer than a window"
+    for e, n, row in zip(entries, lengths.tolist(), ids.tolist()):
+        text = e if isinstance(e, str) else e["text"] + e["text_pair"]
+        want = text.replace(" [MASK]", "[MASK]")      # [MASK] takes the space before it (lstrip)
+        assert tok.decode(row[:n], skip_special_tokens=False).replace("[CLS]", "").replace("[SEP]", "") == want
+    with torch.no_grad():
+        hs = model.hidden_states(ids, mask)
+        free = model.hidden_states(ids, mask, sliding_window=False)
+        other = encoders.build(dict(c, local_rope_theta=c["global_rope_theta"]))
+        other.load_state_dict(model.state_dict())
+        swapped = other.hidden_states(ids, mask)
+    first = local[0] + 1                                  # hidden states index: after that layer
+    n0 = int(lengths[0])
+    assert all(torch.equal(hs[i], free[i]) for i in range(first)), "the window changed a global layer"
+    assert all(torch.equal(hs[i], swapped[i]) for i in range(first))
+    gaps = []
+    for b, n in enumerate(lengths.tolist()):
+        gaps.append((hs[first][b, :n] - free[first][b, :n]).abs().max().item())
+        gaps.append((hs[first][b, :n] - swapped[first][b, :n]).abs().max().item())
+    assert min(gaps) > 1e-2, f"window or local theta hardly matter: {gaps}"
+    print(f"  window lifted / local theta swapped change layer {local[0]}'s output by >= {min(gaps):.3f}; "
+          f"first text {n0} tokens, window ±{c['local_attention'] // 2}")
+    return min(gaps)
+
+
+# attention weights scaled up so that the attention is peaked (RoPE and the window then shape every layer's output)
+MB_GAIN = {f"model.layers.{l}.attn.Wqkv.weight": 3.0 for l in range(MODERNBERT["num_hidden_layers"])}
+
+
+def modernbert_fixture(out, arch, seed, entries, head_kind, extra=None, gain=None):
+    model = make_model(out, arch, "modernbert", MODERNBERT, seed, extra, gain)
+    tok = write_modernbert_files(out)
+    check_modernbert(model, tok, entries)
+    # pre-norm: the residual stream (|h| up to ~4) carries float32 rounding through 4 layers unnormalized, so a padded
+    # batch and a text alone (other matmul and softmax lengths) may differ by a few ulps, not 1e-6
+    return model, tok, write_golden(out, model, tok, entries, head_kind, False, pad_tol=3e-6)
+
+
+def modernbert_tiny_mlm(out):
+    model, tok, w = modernbert_fixture(out, "ModernBertForMaskedLM", 20, TEXTS_MB_MLM, "mlm",
+                                       gain=dict(MB_GAIN, **{"head.norm.weight": 4.0}))
+    cases = []
+    for t, opts in MB_MASK_CASES:
+        o = pipelines.fill_mask(model, tok, t, **opts)
+        assert all(x["token"] < MB_TOKENS for x in o), "a prediction among the embedding rows past the tokenizer"
+        cases.append({"inputs": t, "options": opts, "output": o})
+    write_pipeline(out, "fill-mask", cases,
+                   "HF FillMaskPipeline; [MASK] is an added token with lstrip (takes the space before it); "
+                   "decode without clean_up_tokenization_spaces (tokenizer_config.json says false).", model, tok)
+    return w
+
+
+def modernbert_tiny_cls(out):
+    model, tok, w = modernbert_fixture(out, "ModernBertForSequenceClassification", 21, TEXTS_MB_CLS, "seq",
+                                       labels_cfg(["NEGATIVE", "NEUTRAL", "POSITIVE"], "single_label_classification"),
+                                       dict(MB_GAIN, **{"classifier.weight": 4.0}))
+    write_pipeline(out, "text-classification", cls_cases(model, tok), CLS_NOTE + " Mean pooling over the tokens.",
+                   model, tok)
+    return w
+
+
+def modernbert_tiny_ner(out):
+    model, tok, w = modernbert_fixture(out, "ModernBertForTokenClassification", 22, TEXTS_MB_NER, "token",
+                                       labels_cfg(NER_LABELS), dict(MB_GAIN, **{"classifier.weight": 5.0}))
+    cases = []
+    for t in NER_CASE_TEXTS:
+        for agg in ("none", "simple", "first", "average", "max"):
+            opts = {"aggregation_strategy": agg}
+            cases.append({"inputs": t, "options": opts, "output": pipelines.token_classification(model, tok, t, **opts)})
+    for agg in ("none", "simple"):
+        opts = {"aggregation_strategy": agg, "ignore_labels": []}
+        t = NER_CASE_TEXTS[1]
+        cases.append({"inputs": t, "options": opts, "output": pipelines.token_classification(model, tok, t, **opts)})
+    write_pipeline(out, "token-classification", cases,
+                   "HF TokenClassificationPipeline, fast tokenizer; byte-level BPE without continuing_subword_prefix, "
+                   "so is_subword is HF's fallback heuristic (start > 0 and no space in text[start-1:start+1]); "
+                   "ignore_labels default [\"O\"]; 'word' of none/simple tokens is the token string (byte-level "
+                   "form, e.g. 'ĠBerlin'); of groups/words convert_tokens_to_string (ByteLevel decoder).", model, tok)
+    return w
+
+
 FIXTURES = {
     "bert-tiny-cls": bert_tiny_cls,
     "distilbert-tiny-multilabel": distilbert_tiny_multilabel,
@@ -464,6 +643,9 @@ FIXTURES = {
     "electra-tiny-disc": electra_tiny_disc,
     "bert-tiny-st": bert_tiny_st,
     "albert-tiny-cls": albert_tiny_cls,
+    "modernbert-tiny-mlm": modernbert_tiny_mlm,
+    "modernbert-tiny-cls": modernbert_tiny_cls,
+    "modernbert-tiny-ner": modernbert_tiny_ner,
 }
 
 

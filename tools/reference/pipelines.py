@@ -45,7 +45,8 @@ def feature_extraction(model, tok, text, pooling="none", normalize=False):
     (position 0) → (1, E); normalize: L2 over the last dimension. Returns {"dims": [...], "data": flat floats}."""
     enc = tok.encode_pair(text)
     hs, _ = _forward(model, enc)
-    h = hs[-1].to(torch.float64)                              # (1, T, E)
+    last = model.last_hidden(hs) if hasattr(model, "last_hidden") else hs[-1]   # ModernBERT: after final_norm
+    h = last.to(torch.float64)                                # (1, T, E)
     if pooling == "mean":
         m = torch.ones(h.shape[:2], dtype=torch.float64)[..., None]   # one text: every token is attended
         h = (h * m).sum(1) / m.sum(1)

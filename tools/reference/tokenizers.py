@@ -519,3 +519,103 @@ class RobertaBPE(ByteBPE):
         toks = [self.decoder[i] for i in ids if not (skip_special_tokens and i in sp)]
         s = self.convert_tokens_to_string(toks)
         return clean_up_tokenization(s) if clean_up_tokenization_spaces else s
+
+
+class TokenizerJsonBPE(RobertaBPE):
+    """A tokenizer.json with a byte-level BPE model, the layout of ModernBERT's (answerdotai/ModernBERT-base):
+    model BPE (vocab + merges), normalizer null, pre_tokenizer ByteLevel (add_prefix_space false, trim_offsets true —
+    which the pre-tokenizer ignores: offsets keep leading spaces), post_processor TemplateProcessing [CLS] $A [SEP] and [CLS] $A [SEP] $B [SEP] (token types all
+    0), decoder ByteLevel; the special tokens are added tokens with ids of their own.
+
+    Added tokens are matched first, as tokenizers' AddedVocabulary does (leftmost-longest over their contents; lstrip
+    / rstrip take the whitespace before / after the match, and the token's offsets cover it); the text between them
+    goes through the ByteLevel pre-tokenizer and the BPE on its own. `roles`: {"cls", "sep", "pad", "unk", "mask"}
+    → token text (tokenizer_config.json's cls_token, …)."""
+
+    def __init__(self, tokenizer_json, roles):
+        with open(tokenizer_json, encoding="utf-8") as f:
+            j = json.load(f)
+        m = j["model"]
+        assert m["type"] == "BPE" and j.get("normalizer") is None and j["pre_tokenizer"]["type"] == "ByteLevel"
+        assert not j["pre_tokenizer"]["add_prefix_space"] and j["pre_tokenizer"]["use_regex"]
+        self.encoder = dict(m["vocab"])
+        self.added = sorted(j["added_tokens"], key=lambda a: -len(a["content"]))   # longest first at a position
+        for a in j["added_tokens"]:
+            self.encoder[a["content"]] = a["id"]
+        self.decoder = {v: k for k, v in self.encoder.items()}
+        merges = [tuple(x.split(" ")) if isinstance(x, str) else tuple(x) for x in m["merges"]]
+        self.ranks = {p: i for i, p in enumerate(merges)}
+        bs, cs = bytes_to_unicode()
+        self.b2u = dict(zip(bs, cs))
+        self.u2b = {c: b for b, c in self.b2u.items()}
+        self.cache = {}
+        self.specials = {role: self.encoder[t] for role, t in roles.items()}
+        self.unk = self.specials["unk"]
+        self.special_ids = {a["id"] for a in j["added_tokens"] if a.get("special")}
+        pp = j["post_processor"]
+        assert pp["type"] == "TemplateProcessing"
+        assert [list(x)[0] for x in pp["single"]] == ["SpecialToken", "Sequence", "SpecialToken"]
+        # tokenizers trims byte-level offsets in its post-processors only (ByteLevel / RobertaProcessing with
+        # trim_offsets); the ByteLevel pre-tokenizer's trim_offsets field does nothing, so under TemplateProcessing
+        # a token's offsets keep its leading space
+        self.trim_offsets = False
+
+    def split_added(self, text):
+        """[(start, end, added token id or None)] covering `text`: added tokens and the plain text between them."""
+        out, seg, i = [], 0, 0
+        while i < len(text):
+            a = next((a for a in self.added if text.startswith(a["content"], i)), None)
+            if a is None:
+                i += 1
+                continue
+            s, e = i, i + len(a["content"])
+            if a.get("lstrip"):
+                while s > seg and text[s - 1].isspace():
+                    s -= 1
+            if a.get("rstrip"):
+                while e < len(text) and text[e].isspace():
+                    e += 1
+            if s > seg:
+                out.append((seg, s, None))
+            out.append((s, e, a["id"]))
+            seg = i = e
+        if seg < len(text):
+            out.append((seg, len(text), None))
+        return out
+
+    def encode_words(self, text, trim_offsets=None):
+        if trim_offsets is None:
+            trim_offsets = self.trim_offsets
+        ids, offs, wids, base_w = [], [], [], 0
+        for s, e, tid in self.split_added(text):
+            if tid is not None:
+                ids.append(tid), offs.append((s, e)), wids.append(base_w)
+                base_w += 1
+                continue
+            i2, o2, w2 = _bpe_encode_words(self, text[s:e], trim_offsets)
+            ids += i2
+            offs += [(a + s, b + s) for a, b in o2]
+            wids += [w + base_w for w in w2]
+            base_w += (max(w2) + 1) if w2 else 0
+        return ids, offs, wids
+
+    def _build(self, a, b=None):
+        s = self.specials
+        enc = _new_enc()
+        _push(enc, s["cls"], 0, (0, 0), 1, None, None)
+        _push_seq(enc, a, 0, 0)
+        _push(enc, s["sep"], 0, (0, 0), 1, None, None)
+        if b is not None:
+            _push_seq(enc, b, 1, 0)
+            _push(enc, s["sep"], 0, (0, 0), 1, None, None)
+        return enc
+
+    def encode_pair_windows(self, text, text_pair, max_length, stride):
+        return _windows_only_second(self._build, 3, self.encode_words(text), self.encode_words(text_pair),
+                                    max_length, stride)
+
+    def decode(self, ids, skip_special_tokens=False, clean_up_tokenization_spaces=False):
+        """tokenizers' decode: ids without a token are dropped; skip_special_tokens drops the special added tokens."""
+        toks = [self.decoder[i] for i in ids if i in self.decoder and not (skip_special_tokens and i in self.special_ids)]
+        s = self.convert_tokens_to_string(toks)
+        return clean_up_tokenization(s) if clean_up_tokenization_spaces else s
