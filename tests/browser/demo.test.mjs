@@ -1,6 +1,7 @@
-// The demo page in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core): fill-mask, a chat with
-// the bundled chat model and a seeded continuation render, Stop ends a generation, the heatmap draws; with COOP/COEP
-// and without; under the strict CSP the server sends. The test fails on any page error, console error, or request leaving localhost.
+// The demo page in headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core): on the first visit every
+// box shows its example's result without a click; fill-mask, a chat with the bundled chat model and a seeded
+// continuation render, Stop ends a generation, the heatmap draws; with COOP/COEP and without; under the strict CSP
+// the server sends. The test fails on any page error, console error, or request leaving localhost.
 import assert from 'node:assert/strict';
 import { fork } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -49,7 +50,17 @@ for (const isolation of [true, false]) {
       // threads where the page is cross-origin isolated, one thread and the reason elsewhere
       assert.match(await page.textContent('#engine-status'), isolation ? /\d+ threads \(pthreads\)/ : /one thread: the page is not cross-origin isolated/);
 
+      // first visit: every box shows its example's result without a click
+      assert.equal(await page.$$eval('.cand', (c) => c.length), 5);
+      assert.equal(await page.$$eval('.enc-row', (r) => r.length), 5);
+      assert.equal(await page.$eval('.chat-log li.assistant', (li) => li.dataset.finish), 'eos');
+      assert.ok((await page.textContent('.chat-log li.assistant')).length > 10);
+      assert.ok(await page.$eval('#gen-output', (o) => o.dataset.finish));
+      assert.ok((await page.textContent('#gen-continuation')).length > 0);
+      if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-first-visit.png'), fullPage: true });
+
       // fill-mask: candidates with probability bars; clicking one puts it in the text
+      await page.$eval('#fill-results', (r) => r.replaceChildren());
       await page.fill('#fill-text', 'And God said, Let there be [MASK].');
       await page.click('#fill-run');
       await page.waitForSelector('.cand');
@@ -69,6 +80,7 @@ for (const isolation of [true, false]) {
 
       // sentence similarity with the bundled embedding model: the verse about creation answers the question first
       assert.equal(await page.inputValue('#enc-task'), 'feature-extraction');
+      await page.$eval('#enc-results', (r) => r.replaceChildren());
       await page.click('#enc-run');
       await page.waitForSelector('.enc-row');
       const ranked = await page.$$eval('.enc-row', (rows) => rows.map((r) => r.textContent));
@@ -78,6 +90,8 @@ for (const isolation of [true, false]) {
       // chat with the bundled chat model: a held-out verse gets PyTorch's greedy reply (the model's f32 folder), a
       // second turn is answered in the same conversation, Enter sends, New chat empties the log
       const { verses } = JSON.parse(readFileSync(path.join(root, 'tests/data/chat-mini/greedy.json'), 'utf8'));
+      await page.click('#chat-new');  // the first visit's example conversation goes
+      assert.equal(await page.$$eval('.chat-log li', (l) => l.length), 0);
       const send = async (text, n, how = 'click') => {
         await page.fill('#chat-input', text);
         if (how === 'click') await page.click('#chat-send');

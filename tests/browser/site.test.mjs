@@ -25,7 +25,10 @@ test('the static site works from file:// with no network', async () => {
     await page.click('#gen-run');
     await page.waitForFunction(() => document.querySelector('#gen-output').dataset.finish && !document.querySelector('#gen-run').disabled);
     assert.ok((await page.textContent('#gen-continuation')).length > 0);
-    // the chat model, from its embedded GGUF (its template rendered by the @huggingface/jinja bundled in demo.js)
+    // the chat model, from its embedded GGUF (its template rendered by the @huggingface/jinja bundled in demo.js): the
+    // first visit's example answered, then a conversation of our own
+    assert.equal(await page.$eval('.chat-log li.assistant', (li) => li.dataset.finish), 'eos');
+    await page.click('#chat-new');
     await page.fill('#chat-input', 'And God said, Let there be light: and there was light.');
     await page.click('#chat-send');
     await page.waitForFunction(() => document.querySelector('.chat-log li.assistant')?.dataset.finish);

@@ -142,7 +142,10 @@ function drawAttention() {
   if (!a) return;
   const T = Math.round(Math.sqrt(a.data.length / a.heads));
   const head = Number($('att-head').value || 0);
-  const margin = 90, cell = Math.max(4, Math.floor((canvas.width - margin) / T));
+  // the canvas fits the matrix and its slanted column labels (CSS scales it down to the page's width)
+  const margin = 90, cell = Math.max(8, Math.min(28, Math.floor(420 / T)));
+  canvas.width = margin + T * cell + 70;
+  canvas.height = margin + T * cell + 4;
   ctx.font = '11px system-ui';
   ctx.fillStyle = '#333';
   for (let i = 0; i < T; ++i) {
@@ -345,6 +348,11 @@ async function main() {
   await loadModel(BUNDLED.gpt2, 'the bundled GPT-2 model');
   const how = await (state.gen ?? state.fm)?.engineInfo();
   if (how) setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, ${how.threading}. ${offline}`);
+  // first visit: every box shows its example's result without a click
+  if (state.fm) await runFill();
+  if (state.enc) await runEncoder();
+  if (state.chat) await runChat();
+  if (state.gen) await runGenerate();
   document.body.dataset.ready = 'true';
 }
 main();
