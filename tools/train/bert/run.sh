@@ -3,7 +3,7 @@
 # English Bible, two phases on one CPU thread at nice 19. Rerun the same command to resume after an interruption: a
 # finished phase is skipped (its training.json says "final": true), an unfinished one continues from its --state.
 #
-#   nohup sh tools/train/bert/run.sh >> build/bert-train/train.log 2>&1 &
+#   setsid nohup sh tools/train/bert/run.sh >> build/bert-train/train.log 2>&1 < /dev/null &
 #
 # RUN (default build/bert-train) holds the corpus, both phases and the exported folder.
 set -e
@@ -14,6 +14,9 @@ PY="nice -n 19 /usr/bin/python3"
 SHAPE="--model bert --whole-word --layers 6 --hidden 256 --heads 4 --export-every 10"
 mkdir -p "$R"
 echo $$ > "$R/run.pid"
+# nice orders processes only inside their autogroup (one per session, sched_autogroup_enabled = 1 here): lower this
+# session's whole group too, so that builds and tests get the cores first (tools/train/README.md)
+echo 19 > /proc/self/autogroup 2>/dev/null || true
 
 finished() {  # $1: a model folder whose training.json is a final export
     /usr/bin/python3 -c "import json,sys; sys.exit(0 if json.load(open(sys.argv[1] + '/training.json')).get('final') else 1)" "$1" 2>/dev/null
