@@ -83,7 +83,6 @@ inline V and_(V a, V b) { return wasm_v128_and(a, b); }
 inline V or_(V a, V b) { return wasm_v128_or(a, b); }
 inline V shr16(V a, int n) { return wasm_u16x8_shr(a, uint32_t(n)); }
 inline V shl16(V a, int n) { return wasm_i16x8_shl(a, uint32_t(n)); }
-inline V eq16(V a, V b) { return wasm_i16x8_eq(a, b); }
 inline V set16(int16_t v) { return wasm_i16x8_splat(v); }
 inline V set8(int8_t v) { return wasm_i8x16_splat(v); }
 inline V sub8(V a, V b) { return wasm_i8x16_sub(a, b); }
@@ -128,7 +127,6 @@ inline V and_(V a, V b) { return _mm_and_si128(a, b); }
 inline V or_(V a, V b) { return _mm_or_si128(a, b); }
 inline V shr16(V a, int n) { return _mm_srl_epi16(a, _mm_cvtsi32_si128(n)); }
 inline V shl16(V a, int n) { return _mm_sll_epi16(a, _mm_cvtsi32_si128(n)); }
-inline V eq16(V a, V b) { return _mm_cmpeq_epi16(a, b); }
 inline V set16(int16_t v) { return _mm_set1_epi16(v); }
 inline V set8(int8_t v) { return _mm_set1_epi8(v); }
 inline V sub8(V a, V b) { return _mm_sub_epi8(a, b); }

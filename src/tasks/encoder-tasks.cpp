@@ -116,6 +116,16 @@ std::string words_to_string(const tokenizer& tok, const std::vector<std::string>
 
 }  // namespace
 
+namespace {
+// o (E) = the mean of the n rows of h (n, E): feature-extraction's mean pooling and a mean-pooling sequence head.
+void mean_rows(const float* h, int64_t n, int64_t E, float* o) {
+    std::vector<double> sum(size_t(E), 0.0);
+    for (int64_t t = 0; t < n; ++t)
+        for (int64_t j = 0; j < E; ++j) sum[size_t(j)] += h[t * E + j];
+    for (int64_t j = 0; j < E; ++j) o[j] = float(sum[size_t(j)] / double(n));
+}
+}  // namespace
+
 // ---------------------------------------------------------------------------------------------- feature-extraction
 tensor_out feature_extraction(const pipeline_model& pm, const std::vector<std::string>& texts, const feature_extraction_options& opt,
                               const cancel_fn* cancel) {
@@ -144,10 +154,7 @@ tensor_out feature_extraction(const pipeline_model& pm, const std::vector<std::s
             for (int64_t t = 1; t < n; ++t)
                 for (int64_t j = 0; j < E; ++j) o[j] = std::max(o[j], h[t * E + j]);
         } else {  // mean over the real tokens (the template's included, as sentence-transformers does)
-            std::vector<double> sum(size_t(E), 0.0);
-            for (int64_t t = 0; t < n; ++t)
-                for (int64_t j = 0; j < E; ++j) sum[size_t(j)] += h[t * E + j];
-            for (int64_t j = 0; j < E; ++j) o[j] = float(sum[size_t(j)] / double(n));
+            mean_rows(h, n, E, o);
         }
     });
     if (normalize) {  // every row (each token's with pooling none) to unit length; zero rows stay zero
@@ -173,11 +180,8 @@ std::vector<float> sequence_logits(const pipeline_model& pm, const std::vector<m
     std::vector<float> first(in.size() * size_t(E)), logits(in.size() * size_t(L));
     run_encoder(pm, enc, in, cancel, [&](size_t i, const float* h) {
         float* o = first.data() + int64_t(i) * E;
-        if (!head.mean_pooling) return (void)std::copy_n(h, E, o);
-        const int64_t n = int64_t(in[i].ids.size());  // the real tokens (the template's included), as attention_mask
-        std::fill_n(o, E, 0.0f);
-        for (int64_t t = 0; t < n; ++t) add(o, h + t * E, E);
-        for (int64_t j = 0; j < E; ++j) o[j] /= float(n);
+        if (head.mean_pooling) mean_rows(h, int64_t(in[i].ids.size()), E, o);  // ModernBERT's classifier_pooling "mean"
+        else std::copy_n(h, E, o);
     });
     arena scratch;
     apply(head, first.data(), int64_t(in.size()), logits.data(), scratch);
