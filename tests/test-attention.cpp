@@ -22,6 +22,7 @@ std::vector<float> naive(const wf::attention_args& a, std::vector<float>* probs)
                 double d = 0;
                 for (int64_t e = 0; e < D; ++e) d += double(a.q[i * a.ld_q + h * D + e]) * a.k[j * a.ld_k + kv + e];
                 d *= a.scale;
+                if (a.bias) d += a.bias[(h * a.n_q + i) * a.n_kv + j];
                 if (a.softcap > 0) d = a.softcap * std::tanh(d / a.softcap);
                 s[size_t(j)] = ok ? d : -INFINITY;
                 mx = std::max(mx, s[size_t(j)]);
@@ -38,8 +39,8 @@ std::vector<float> naive(const wf::attention_args& a, std::vector<float>* probs)
 }
 
 void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, bool padding, uint32_t seed, int n_head_kv = 0,
-           int64_t window = -1, float softcap = 0.0f) {
-    INFO("window=" << window << " " << "heads=" << n_head << " kv heads=" << n_head_kv << " d=" << head_dim << " n_q=" << n_q << " n_kv=" << n_kv << " causal=" << causal
+           int64_t window = -1, float softcap = 0.0f, bool bias = false) {
+    INFO("bias=" << bias << " window=" << window << " " << "heads=" << n_head << " kv heads=" << n_head_kv << " d=" << head_dim << " n_q=" << n_q << " n_kv=" << n_kv << " causal=" << causal
                   << " pad=" << padding);
     const int64_t E = n_head * head_dim, Ekv = (n_head_kv ? n_head_kv : n_head) * head_dim;
     // K and V interleaved in one cache row of 2·Ekv + 3 floats (stride ≠ width), Q with its own stride.
@@ -66,6 +67,8 @@ void check(int n_head, int head_dim, int64_t n_q, int64_t n_kv, bool causal, boo
     a.key_valid = padding ? valid.data() : nullptr;
     a.window = window;
     a.softcap = softcap;
+    const auto scores_bias = wft::random_floats(static_cast<size_t>(n_head * n_q * n_kv), seed + 2, -3.0f, 3.0f);
+    if (bias) a.bias = scores_bias.data();
     if (window >= 0)  // keep one key visible to every query: its own position
         for (int64_t j = 0; j < n_kv; ++j) valid[size_t(j)] = 1;
     std::vector<float> want_p(static_cast<size_t>(n_head * n_q * n_kv));
@@ -108,6 +111,8 @@ TEST_CASE("attention matches a naive reference with padding and causal masks", "
     check(4, 16, 1, 21, true, false, seed++, 2, 4);    // … a decode step far past the window
     check(3, 8, 11, 11, false, false, seed++, 0, 2);   // a bidirectional local window (ModernBERT's)
     check(4, 16, 9, 9, true, false, seed++, 2, -1, 1.5f);  // Gemma 2's soft-capped scores (a small cap: it matters)
+    check(4, 8, 13, 13, false, true, seed++, 0, -1, 0.0f, true);  // T5's position bias on the scores, padded
+    check(4, 8, 1, 17, true, false, seed++, 0, -1, 0.0f, true);   // … a causal decode step
 }
 
 TEST_CASE("a causal query never attends to later keys", "[attention]") {

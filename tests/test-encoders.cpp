@@ -272,7 +272,7 @@ TEST_CASE("encoder tasks: hostile and degenerate inputs get clear errors or sens
     fails(base + R"("id2label": {"0": "a"}, "num_labels": 3})", "num_labels = 3 but id2label has 1 labels");
     fails(base + R"("problem_type": "ranking"})", "problem_type \"ranking\" is not one of");
     fails(R"({"model_type": "bert", "architectures": ["BertForNextSentencePrediction"]})", "is not supported");
-    fails(R"({"model_type": "distilbert", "activation": "swish"})", "activation \"swish\" is not supported");
+    fails(R"({"model_type": "distilbert", "activation": "tanhshrink"})", "activation \"tanhshrink\" is not supported");
     fails(R"({"model_type": "roberta", "pad_token_id": 600})", "pad_token_id = 600 leaves no positions");
     // a classifier whose file has other outputs than config.json's labels
     auto files = wft::read_dir(wft::data_path("fixtures/bert-tiny-cls"));

@@ -195,7 +195,7 @@ TEST_CASE("config.json: malformed, mistyped, out-of-range and contradictory fiel
     fails(R"({"model_type": "bert", "layer_norm_eps": -1})", "layer norm epsilon");
     fails(R"({"model_type": "bert", "layer_norm_eps": 1e400})", "invalid JSON");
     fails(R"({"model_type": "bert", "layer_norm_eps": NaN})", "invalid JSON");
-    fails(R"({"model_type": "bert", "hidden_act": "swish"})", "hidden_act \"swish\" is not supported"); // C10
+    fails(R"({"model_type": "bert", "hidden_act": "tanhshrink"})", "hidden_act \"tanhshrink\" is not supported"); // C10
     fails(R"({"model_type": "gpt2", "activation_function": "swiglu"})", "activation_function \"swiglu\" is not supported");
     fails(R"({"model_type": "bert", "architectures": ["GPT2LMHeadModel"]})", "contradicts architectures[0]");  // C11
     fails(R"({"hidden_size": 768})", "neither model_type nor architectures");

@@ -32,6 +32,7 @@ TEST_CASE("every registered architecture has a fixture, loads through the regist
             REQUIRE(bool(lm.m->head(wf::head_kind::token)) == (head == "token_classification" || (head == "pretraining" && a->name == "electra")));
             REQUIRE(bool(lm.m->head(wf::head_kind::span)) == (head == "question_answering"));
             REQUIRE(bool(lm.m->as_causal_lm()) == bool(a->capabilities & wf::cap_causal_lm));
+            REQUIRE(bool(lm.m->as_seq2seq_lm()) == bool(a->capabilities & wf::cap_seq2seq));
         }
         INFO("architecture " << a->name);
         REQUIRE(fixtures >= 1);

@@ -1,4 +1,4 @@
-// Attention on top of the vector kernels: for each head and query, scores = K·q·scale (masked to −inf),
+// Attention on top of the vector kernels: for each head and query, scores = K·q·scale + bias (masked to −inf),
 // softmax, then out = Σ_j p_j·v_j. The SIMD version and its scalar twin share this one loop, instantiated with
 // the SIMD kernels (wf::dot, wf::softmax, wf::axpy) or their scalar twins (wf::ref::…).
 #include "kernels/attention.h"
@@ -34,6 +34,7 @@ void attention_impl(const attention_args& a) {
             for (int64_t j = 0; j < a.n_kv; ++j) {
                 const bool ok = j >= first && j <= last && (!a.key_valid || a.key_valid[j]);
                 float s = ok ? Dot(qi, a.k + j * a.ld_k + kv, D) * a.scale : -INFINITY;
+                if (ok && a.bias) s += a.bias[(h * a.n_q + i) * a.n_kv + j];
                 if (ok && a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
                 scores[j] = s;
             }

@@ -1,4 +1,4 @@
-// Multi-head scaled dot-product attention: softmax(Q·Kᵀ·scale + mask)·V, per head.
+// Multi-head scaled dot-product attention: softmax(Q·Kᵀ·scale + bias + mask)·V, per head.
 //
 // Q, K, V and the output are row-major (tokens, heads·head_dim) with their own row strides, so K and V can be
 // read straight out of a KV cache. Grouped-query attention: K and V have n_head_kv heads, each shared by
@@ -29,6 +29,7 @@ struct attention_args {
     int n_head_kv = 0;                   // 0: as many as n_head
     float softcap = 0.0f;                // Gemma 2: scores become softcap·tanh(score / softcap); 0: as they are
     int64_t window = -1;                 // sliding window: query i sees only keys j with |q_pos + i − j| ≤ window; −1: all
+    const float* bias = nullptr;         // (n_head, n_q, n_kv) added to the scaled scores (T5's relative positions); null: none
 };
 
 void attention(const attention_args& a);

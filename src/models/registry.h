@@ -20,7 +20,7 @@
 namespace wf {
 
 // The interfaces (nn/model.h) a family's models implement, known before any weight is read.
-enum capability : uint32_t { cap_encoder = 1, cap_masked_lm = 2, cap_causal_lm = 4 };
+enum capability : uint32_t { cap_encoder = 1, cap_masked_lm = 2, cap_causal_lm = 4, cap_seq2seq = 8 };
 
 struct architecture {
     std::string_view name;                                // "bert"

@@ -21,6 +21,15 @@ void validate_hparams(const hparams& hp, const std::string& what) {
     cap("token embedding width", hp.n_embd_token, 0, 8192);
     cap("label count", int64_t(hp.labels.size()), 0, 1 << 16);
     cap("head width", hp.n_head_dim, 0, 1024);
+    if (hp.n_dec_layer > 0) {  // an encoder–decoder
+        cap("decoder layer count", hp.n_dec_layer, 1, 128);
+        cap("decoder attention heads", hp.n_dec_head, 1, 1024);
+        cap("decoder feed-forward size", hp.n_dec_ff, 1, 65536);
+        if (hp.n_embd % hp.n_dec_head != 0)
+            throw error(what + ": the hidden size (" + std::to_string(hp.n_embd) + ") is not a multiple of the number of decoder attention heads (" +
+                        std::to_string(hp.n_dec_head) + ")");
+        cap("decoder_start_token_id", hp.decoder_start_token_id, 0, hp.n_vocab - 1);
+    }
     if (hp.n_head_dim == 0 && hp.n_embd % hp.n_head != 0)
         throw error(what + ": the hidden size (" + std::to_string(hp.n_embd) + ") is not a multiple of the number of attention heads (" +
                     std::to_string(hp.n_head) + ")");
@@ -81,8 +90,8 @@ activation parse_activation(const std::string& name, const std::string& what, co
     if (name == "gelu_new" || name == "gelu_pytorch_tanh" || name == "gelu_fast") return activation::gelu_tanh;
     if (name == "relu") return activation::relu;
     if (name == "tanh") return activation::tanh;
-    if (name == "silu") return activation::silu;
-    throw error(what + ": " + key + " \"" + name + "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, tanh, silu)");
+    if (name == "silu" || name == "swish") return activation::silu;
+    throw error(what + ": " + key + " \"" + name + "\" is not supported (supported: gelu, gelu_new, gelu_pytorch_tanh, gelu_fast, relu, tanh, silu, swish)");
 }
 
 int64_t config_int(const json& j, const char* key, int64_t dflt, const std::string& file) {
@@ -98,6 +107,12 @@ double config_float(const json& j, const char* key, double dflt, const std::stri
 std::string config_string(const json& j, const char* key, const std::string& dflt, const std::string& file) {
     if (!j.contains(key) || j[key].is_null()) return dflt;
     return json_string(j, key, file);
+}
+
+bool config_bool(const json& j, const char* key, bool dflt, const std::string& file) {
+    if (!j.contains(key) || j[key].is_null()) return dflt;
+    if (!j[key].is_boolean()) throw error(file + ": " + key + " must be true or false");
+    return j[key].get<bool>();
 }
 
 hparams gguf_common_hparams(const gguf_file& g, const std::string& arch) {

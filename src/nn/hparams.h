@@ -66,6 +66,10 @@ struct hparams {
                                          // (ModernBERT: layer l is global when l % pattern == 0; its window is
                                          // local_attention, a query seeing the keys within ±local_attention / 2)
     float rope_theta_local = 0.0f;       // ModernBERT: the sliding-window layers' rotary base; 0: rope_theta
+    // Encoder–decoder models (Marian): the decoder's own sizes (the encoder's are n_layer, n_head, n_ff) and the
+    // token the decoder starts from
+    int64_t n_dec_layer = 0, n_dec_head = 0, n_dec_ff = 0;
+    int64_t decoder_start_token_id = -1;
     // Per dimension pair, the frequencies of the rotation: theta^(−2i/n_rot), rescaled as rope_scaling says.
     std::vector<float> rope_inv_freq() const;
 };
@@ -86,6 +90,7 @@ activation parse_activation(const std::string& name, const std::string& what, co
 int64_t config_int(const json& j, const char* key, int64_t dflt, const std::string& file);
 double config_float(const json& j, const char* key, double dflt, const std::string& file);
 std::string config_string(const json& j, const char* key, const std::string& dflt, const std::string& file);
+bool config_bool(const json& j, const char* key, bool dflt, const std::string& file);
 // config.json with a family's own defaults for the keys it omits (where the family's differ from its base's).
 inline json with_defaults(json j, std::initializer_list<std::pair<const char*, json>> defaults) {
     for (const auto& [key, value] : defaults)

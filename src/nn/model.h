@@ -27,6 +27,10 @@ struct forward_trace {
     std::vector<std::vector<float>> hidden;     // each (T, n_embd), the first sequence of a batch
     std::vector<std::vector<float>> attention;  // per recorded layer: (n_head, T, n_kv), the first sequence
     std::vector<int> attention_layers;          // which layer each attention entry belongs to
+    // Encoder–decoders' decoder: cross-attention over the source, for EVERY sequence (all the beams), recorded
+    // when want_cross is set — per decoder layer l (in order): (n_seq, n_head, T, S)
+    bool want_cross = false;
+    std::vector<std::vector<float>> cross_attention;
     bool wants_attention(int layer) const { return attention_layer == -1 || attention_layer == layer; }
 };
 
@@ -100,6 +104,32 @@ public:
                                            forward_trace* trace = nullptr, const cancel_fn* cancel = nullptr) const = 0;
 };
 
+// An encoder–decoder's state for one source sequence: each decoder layer's cross-attention keys and values over
+// the encoder's output (computed once, shared by every target sequence), and the decoder's own KV cache for n_seq
+// target sequences (the beams of a beam search) that all read that source.
+struct seq2seq_state {
+    kv_cache self;   // (n_dec_layer, n_seq, capacity, E)
+    kv_cache cross;  // (n_dec_layer, 1, S, E), n_past = S
+    arena scratch;
+    std::vector<float> logits;  // (rows, V) of the last decode
+    int64_t n_source() const { return cross.n_past; }
+};
+
+class seq2seq_lm {
+public:
+    virtual ~seq2seq_lm() = default;
+    // Runs the encoder over one source sequence (the trace gets its self-attention and hidden states) and returns a
+    // state for n_seq target sequences of up to `capacity` positions (≤ n_ctx). Errors name the bad id or length.
+    virtual seq2seq_state encode_source(std::span<const int32_t> source, int64_t capacity, int64_t n_seq = 1, forward_trace* trace = nullptr,
+                                        const cancel_fn* cancel = nullptr) const = 0;
+    // As causal_lm::forward, for the decoder: T new target tokens of every sequence (ids: (n_seq, T)) → the logits
+    // (n_seq, V) of each sequence's last token, or (n_seq·T, V) when all_logits. The trace records the decoder's
+    // self-attention and hidden states (the first sequence) and, with want_cross, the cross-attention (all of them).
+    // On cancel or error the cache is left as before the call.
+    virtual std::span<const float> decode(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits = false, forward_trace* trace = nullptr,
+                                          const cancel_fn* cancel = nullptr) const = 0;
+};
+
 class model {
 public:
     virtual ~model() = default;
@@ -107,6 +137,7 @@ public:
     virtual const encoder* as_encoder() const { return nullptr; }
     virtual const masked_lm* as_masked_lm() const { return nullptr; }
     virtual const causal_lm* as_causal_lm() const { return nullptr; }
+    virtual const seq2seq_lm* as_seq2seq_lm() const { return nullptr; }
     // The checkpoint's fine-tuned head of this kind, if it has one (hp().head says which it was trained for).
     virtual const classifier_head* head(head_kind) const { return nullptr; }
     // Bytes of weights the model owns (converted or copied); the rest are views into the file bytes.

@@ -66,8 +66,12 @@ void attend(attention_args a, forward_trace* trace, int layer) {
         trace->attention.emplace_back(size_t(int64_t(a.n_head) * a.n_q * a.n_kv));
         trace->attention_layers.push_back(layer);
         probs = &trace->attention.back();
-        a.probs = probs->data();
     }
+    attend(a, probs ? probs->data() : nullptr);
+}
+
+void attend(attention_args a, float* probs) {
+    if (probs) a.probs = probs;
     const int h0 = a.head_begin, h1 = a.head_end < 0 ? a.n_head : a.head_end;
     if (int64_t(h1 - h0) * a.n_q * a.n_kv * a.head_dim < min_parallel_work) return attention(a);
     parallel_for(h1 - h0, 1, [&](int64_t b, int64_t e) {

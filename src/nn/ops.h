@@ -22,5 +22,7 @@ void activate(activation a, float* x, int64_t n);
 void apply(const classifier_head& h, const float* x, int64_t n, float* y, arena& scratch);
 // Attention, heads split across threads; when the trace asks for this layer, the weights are recorded in it.
 void attend(attention_args a, forward_trace* trace, int layer);
+// The same where the caller keeps the weights: probs (n_head, n_q, n_kv), or null for a.probs as given.
+void attend(attention_args a, float* probs);
 
 }  // namespace wf

@@ -139,10 +139,10 @@ matrix_view weight_store::convert(const raw_tensor& t, int64_t rows, int64_t col
     return {target, rows, cols, out};
 }
 
-const float* weight_store::vector(const raw_tensor& t, int64_t n) {
+const float* weight_store::vector(const raw_tensor& t, int64_t n, bool row_shaped) {
     if (auto it = vectors_.find({&t, n}); it != vectors_.end()) return it->second;
-    if (t.shape != std::vector<int64_t>{n})
-        throw error(t.file + ": tensor \"" + t.name + "\" has shape " + shape_str(t.shape) + ", expected [" + std::to_string(n) + "]");
+    if (t.shape != std::vector<int64_t>{n} && !(row_shaped && t.shape == std::vector<int64_t>{1, n}))
+        throw error(t.file + ": tensor \"" + t.name + "\" has shape " + shape_str(t.shape) + ", expected [" + std::to_string(n) + "]" + (row_shaped ? " or [1, " + std::to_string(n) + "]" : std::string()));
     float* out = reinterpret_cast<float*>(alloc(n * 4, "tensor \"" + t.name + "\""));
     dequantize_row({t.type, 1, n, t.data}, 0, out);
     return vectors_[{&t, n}] = out;

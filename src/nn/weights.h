@@ -70,8 +70,9 @@ public:
     // A matrix of shape (rows, cols). transposed: the file holds (cols, rows) (GPT-2 Conv1D) and it is transposed.
     // convertible = false: kept as stored (tables read a row at a time, such as position embeddings).
     matrix_view matrix(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed = false, bool convertible = true);
-    // An f32 vector of n values (biases, norm parameters), always an owned, aligned copy.
-    const float* vector(const raw_tensor& t, int64_t n);
+    // An f32 vector of n values (biases, norm parameters), always an owned, aligned copy. row_shaped: the file may
+    // also hold it as (1, n) (Marian's final_logits_bias).
+    const float* vector(const raw_tensor& t, int64_t n, bool row_shaped = false);
     linear lin(const std::vector<std::string>& w, const std::vector<std::string>& b, int64_t out, int64_t in, bool transposed = false);
     norm ln(const std::vector<std::string>& g, const std::vector<std::string>& b, int64_t n);
     // True when the tensor `a` holds the same values as `b` (a tied output matrix saved twice).

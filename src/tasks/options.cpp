@@ -171,6 +171,93 @@ generation_params parse_generation_options(const json& o) {
     return p;
 }
 
+namespace {
+std::vector<std::vector<int32_t>> id_lists(const json& v, const std::string& what) {  // [[id, …], …]
+    std::vector<std::vector<int32_t>> out;
+    if (!v.is_array()) throw error(what + " must be a list of lists of token ids");
+    for (const json& word : v) {
+        if (!word.is_array() || word.empty()) throw error(what + " must be a list of non-empty lists of token ids");
+        std::vector<int32_t> ids;
+        for (const json& id : word) {
+            if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > kMaxI) throw error(what + ": " + id.dump() + " is not a token id");
+            ids.push_back(int32_t(id.get<int64_t>()));
+        }
+        out.push_back(std::move(ids));
+    }
+    return out;
+}
+seq2seq_params::stopping early_stopping_of(const json& v, const std::string& what) {
+    if (v.is_boolean()) return v.get<bool>() ? seq2seq_params::stopping::early : seq2seq_params::stopping::heuristic;
+    if (v.is_string() && v.get<std::string>() == "never") return seq2seq_params::stopping::never;
+    throw error(what + " must be true, false or \"never\", got " + v.dump().substr(0, 40));
+}
+}  // namespace
+
+void read_seq2seq_defaults(const json& j, const std::string& file, seq2seq_params& p) {
+    if (!j.is_object()) throw error(file + ": must be a JSON object");
+    auto has = [&](const char* k) { return j.contains(k) && !j[k].is_null(); };
+    auto integer = [&](const char* k, int64_t lo, int64_t hi) {
+        if (!j[k].is_number_integer() || j[k].get<int64_t>() < lo || j[k].get<int64_t>() > hi)
+            throw error(file + ": " + k + " must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + j[k].dump().substr(0, 40));
+        return j[k].get<int64_t>();
+    };
+    auto number = [&](const char* k) {
+        if (!j[k].is_number() || !std::isfinite(j[k].get<double>())) throw error(file + ": " + k + " must be a number");
+        return float(j[k].get<double>());
+    };
+    auto boolean = [&](const char* k) {
+        if (!j[k].is_boolean()) throw error(file + ": " + k + " must be true or false");
+        return j[k].get<bool>();
+    };
+    if (has("max_length")) p.max_new_tokens = integer("max_length", 1, kMaxI) - 1;
+    if (has("max_new_tokens")) p.max_new_tokens = integer("max_new_tokens", 0, kMaxI);
+    if (has("num_beams")) p.num_beams = integer("num_beams", 1, 64);
+    if (has("num_return_sequences")) p.num_return_sequences = integer("num_return_sequences", 1, 64);
+    if (has("length_penalty")) p.length_penalty = number("length_penalty");
+    if (has("early_stopping")) p.early_stopping = early_stopping_of(j["early_stopping"], file + ": early_stopping");
+    if (has("no_repeat_ngram_size")) p.no_repeat_ngram_size = integer("no_repeat_ngram_size", 0, kMaxI);
+    if (has("bad_words_ids")) p.bad_words_ids = id_lists(j["bad_words_ids"], file + ": bad_words_ids");
+    if (has("forced_eos_token_id")) p.forced_eos_token_id = int32_t(integer("forced_eos_token_id", 0, kMaxI));
+    if (has("renormalize_logits")) p.renormalize_logits = boolean("renormalize_logits");
+    if (has("do_sample")) p.sampling.do_sample = boolean("do_sample");
+    if (has("temperature")) p.sampling.temperature = number("temperature");
+    if (has("top_k")) p.sampling.top_k = integer("top_k", 0, kMaxI);
+    if (has("top_p")) p.sampling.top_p = number("top_p");
+    if (has("decoder_start_token_id")) p.decoder_start_token_id = int32_t(integer("decoder_start_token_id", 0, kMaxI));
+    if (has("eos_token_id")) p.eos_token_id = int32_t(integer("eos_token_id", 0, kMaxI));
+    if (has("pad_token_id")) p.pad_token_id = int32_t(integer("pad_token_id", 0, kMaxI));
+}
+
+seq2seq_params parse_seq2seq_options(const json& o, const seq2seq_params& defaults, const char* task) {
+    seq2seq_params p = defaults;
+    sampling_params& s = p.sampling;
+    reader r(o, task);
+    const std::string t = task;
+    r.on("max_new_tokens", [&](const json& v) { p.max_new_tokens = r.integer("max_new_tokens", v, 1, kMaxI); });
+    r.on("num_beams", [&](const json& v) { p.num_beams = r.integer("num_beams", v, 1, 64); });
+    r.on("num_return_sequences", [&](const json& v) { p.num_return_sequences = r.integer("num_return_sequences", v, 1, 64); });
+    r.on("length_penalty", [&](const json& v) { p.length_penalty = r.number("length_penalty", v); });
+    r.on("early_stopping", [&](const json& v) { p.early_stopping = early_stopping_of(v, t + ": option early_stopping"); });
+    r.on("no_repeat_ngram_size", [&](const json& v) { p.no_repeat_ngram_size = r.integer("no_repeat_ngram_size", v, 0, kMaxI); });
+    r.on("bad_words_ids", [&](const json& v) { p.bad_words_ids = id_lists(v, t + ": option bad_words_ids"); });
+    r.on("renormalize_logits", [&](const json& v) { p.renormalize_logits = r.boolean("renormalize_logits", v); });
+    // null turns the model's forced EOS off, as in Hugging Face's generate()
+    r.on("forced_eos_token_id", [&](const json& v) { p.forced_eos_token_id = v.is_null() ? -1 : int32_t(r.integer("forced_eos_token_id", v, 0, kMaxI)); }, true);
+    r.on("do_sample", [&](const json& v) { s.do_sample = r.boolean("do_sample", v); });
+    r.on("temperature", [&](const json& v) { s.temperature = r.number("temperature", v); });
+    r.on("top_k", [&](const json& v) { s.top_k = r.integer("top_k", v, 0, kMaxI); });
+    r.on("top_p", [&](const json& v) { s.top_p = r.number("top_p", v); });
+    r.on("seed", [&](const json& v) { s.seed = uint64_t(r.integer("seed", v, 0, std::numeric_limits<int64_t>::max())); });
+    r.on("output_attentions", [&](const json& v) { p.output_attentions = r.boolean("output_attentions", v); });
+    r.on("skip_special_tokens", [&](const json& v) { p.skip_special_tokens = r.boolean("skip_special_tokens", v); });
+    r.finish();
+    validate(s);
+    if (p.num_return_sequences > p.num_beams)
+        throw error(t + ": num_return_sequences (" + std::to_string(p.num_return_sequences) + ") must not exceed num_beams (" + std::to_string(p.num_beams) + ")");
+    if (s.do_sample && p.num_beams > 1) throw error(t + ": do_sample with num_beams > 1 (beam sampling) is not supported: give num_beams: 1 to sample (this model's default is " + std::to_string(defaults.num_beams) + " beams)");
+    return p;
+}
+
 chat_options parse_chat_options(const json& o) {
     chat_options c;
     reader r(o, "chat");

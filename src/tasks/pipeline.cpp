@@ -28,6 +28,17 @@ pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const 
         pm.tok = load_tokenizer(*files);
         pm.chat = read_chat_config(*files, *pm.tok);
         pm.end_ids = read_end_ids(*files, *pm.tok);
+        if (pm.m().as_seq2seq_lm()) {  // generate()'s settings: config.json's, then generation_config.json's over them
+            seq2seq_params& d = pm.seq2seq;
+            d.decoder_start_token_id = int32_t(pm.hp().decoder_start_token_id);
+            d.eos_token_id = int32_t(pm.hp().eos_token_id);
+            d.pad_token_id = int32_t(pm.hp().pad_token_id);
+            read_seq2seq_defaults(parse_json_strict(files->text("config.json"), "config.json", 1 << 20), "config.json", d);
+            if (files->has("generation_config.json"))
+                read_seq2seq_defaults(parse_json_strict(files->text("generation_config.json"), "generation_config.json", 1 << 20), "generation_config.json", d);
+            for (int32_t id : {d.decoder_start_token_id, d.eos_token_id, d.pad_token_id, d.forced_eos_token_id})
+                if (id >= pm.hp().n_vocab) throw error("config.json: token id " + std::to_string(id) + " (a generation setting) is not in the vocabulary");
+        }
     }
     if (!pm.sentence.pooling) pm.sentence = read_sentence_embedding_config(*files);
     if (pm.tok->vocab_size() > pm.hp().n_vocab)
@@ -252,6 +263,10 @@ std::vector<std::string> supported_tasks(const model& m) {
     if (m.head(head_kind::token) && m.hp().head == "token_classification") t.push_back("token-classification");
     if (m.head(head_kind::span)) t.push_back("question-answering");
     if (m.as_causal_lm()) t.push_back("text-generation");
+    if (m.as_seq2seq_lm()) {
+        t.push_back("translation");
+        t.push_back("text2text-generation");
+    }
     return t;
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/json.h"
 #include "models/registry.h"
+#include "tasks/options.h"
 #include "tokenizers/tokenizer.h"
 
 namespace wf {
@@ -55,6 +56,7 @@ struct pipeline_model {
     sentence_embedding_config sentence;
     chat_config chat;
     std::vector<int32_t> end_ids;  // read_end_ids
+    seq2seq_params seq2seq;        // an encoder–decoder's generate() defaults (config.json, generation_config.json)
     const model& m() const { return *loaded.m; }
     const hparams& hp() const { return loaded.m->hp(); }
 };

@@ -8,7 +8,9 @@
 #include "core/json.h"
 #include "core/unicode.h"
 #include "tokenizers/bpe.h"
+#include "tokenizers/marian.h"
 #include "tokenizers/sentencepiece.h"
+#include "tokenizers/word-bpe.h"
 
 namespace wf {
 
@@ -21,8 +23,9 @@ constexpr size_t kMaxTokens = 1 << 21;
 constexpr size_t kMaxTokenBytes = 1024;  // as tokenizer.json's added tokens; real vocabularies stay far below
 // SentencePiece models by the names their families use: XLM-R, ALBERT and T5, Llama and Mistral
 const char* const kSets[][2] = {{"tokenizer.json", nullptr},          {"vocab.txt", nullptr},    {"vocab.json", "merges.txt"},
+                                {"source.spm", "vocab.json"},  // Marian (target.spm beside them)
                                 {"sentencepiece.bpe.model", nullptr}, {"spiece.model", nullptr}, {"tokenizer.model", nullptr}};
-const char* const kOptional[] = {"tokenizer_config.json", "special_tokens_map.json"};
+const char* const kOptional[] = {"tokenizer_config.json", "special_tokens_map.json", "target.spm"};
 
 void check_size(std::string_view text, const std::string& file) {
     if (int64_t(text.size()) > kMaxTokenizerFile)
@@ -133,7 +136,12 @@ std::unique_ptr<wordpiece_tokenizer> vocab_txt(std::string_view text, const word
     return std::make_unique<wordpiece_tokenizer>(std::move(vocab), opt, file);
 }
 
-std::unique_ptr<bpe_tokenizer> gpt2_files(std::string_view vocab_json, std::string_view merges_txt) {
+// vocab.json (token → id) and merges.txt ("a b" per line, in rank order; a "#version" first line skipped).
+struct vocab_merges {
+    std::unordered_map<std::string, int32_t> vocab;
+    std::vector<std::pair<std::string, std::string>> merges;
+};
+vocab_merges read_vocab_merges(std::string_view vocab_json, std::string_view merges_txt) {
     check_size(merges_txt, "merges.txt");
     check_utf8(merges_txt, "merges.txt");
     const json v = parse_json_strict(vocab_json, "vocab.json", kMaxTokenizerFile);
@@ -164,6 +172,11 @@ std::unique_ptr<bpe_tokenizer> gpt2_files(std::string_view vocab_json, std::stri
         merges.emplace_back(std::string(line.substr(0, sp)), std::string(line.substr(sp + 1)));
         if (merges.size() > kMaxTokens) throw error("merges.txt: more than " + std::to_string(kMaxTokens) + " merges");
     }
+    return {std::move(vocab), std::move(merges)};
+}
+
+std::unique_ptr<bpe_tokenizer> gpt2_files(std::string_view vocab_json, std::string_view merges_txt) {
+    auto [vocab, merges] = read_vocab_merges(vocab_json, merges_txt);
     return std::make_unique<bpe_tokenizer>(vocab, merges, std::vector<std::pair<std::string, int32_t>>{}, pre_tokenizer::gpt2, "vocab.json");
 }
 
@@ -243,6 +256,38 @@ std::unique_ptr<tokenizer> sentencepiece_file(std::string_view bytes, const std:
     } else if (r.bos >= 0) {
         t = special_template::llama(r.bos);
     }
+    tok->set_template(t);
+    return tok;
+}
+
+// MarianTokenizer's files: source.spm, target.spm (optional), vocab.json (piece → id, dense from 0). Roles from
+// tokenizer_config.json (eos </s>, unk <unk>, pad <pad>); </s> after every text.
+std::unique_ptr<tokenizer> marian_files(const file_set& files, const tokenizer_config& cfg) {
+    const json v = parse_json_strict(files.text("vocab.json"), "vocab.json", kMaxTokenizerFile);
+    if (!v.is_object()) throw error("vocab.json: must be a JSON object of piece → id");
+    if (v.size() > kMaxTokens) throw error("vocab.json: more than " + std::to_string(kMaxTokens) + " tokens");
+    std::vector<std::string> vocab(v.size());
+    std::vector<bool> seen(v.size());
+    for (auto it = v.begin(); it != v.end(); ++it) {
+        if (it.key().size() > kMaxTokenBytes)
+            throw error("vocab.json: a piece of " + std::to_string(it.key().size()) + " bytes, over the limit of " + std::to_string(kMaxTokenBytes));
+        if (!it.value().is_number_integer()) throw error("vocab.json: id of \"" + it.key().substr(0, 40) + "\" is not an integer");
+        const int64_t id = it.value().get<int64_t>();
+        if (id < 0 || id >= int64_t(v.size()))
+            throw error("vocab.json: id " + std::to_string(id) + " of \"" + it.key().substr(0, 40) + "\" is outside [0, " + std::to_string(v.size()) +
+                        ") (Marian's ids are dense)");
+        if (seen[size_t(id)]) throw error("vocab.json: id " + std::to_string(id) + " is given to two pieces");
+        seen[size_t(id)] = true;
+        vocab[size_t(id)] = it.key();
+    }
+    auto spm = [&](const char* name) {
+        return std::make_unique<sentencepiece_tokenizer>(parse_sentencepiece_model(files.text(name), name), name);
+    };
+    auto tok = std::make_unique<marian_tokenizer>(spm("source.spm"), files.has("target.spm") ? spm("target.spm") : nullptr, std::move(vocab));
+    assign_roles(*tok, cfg, "vocab.json");
+    if (tok->special().eos < 0) throw error("vocab.json: no </s> (Marian ends every text with it)");
+    special_template t;
+    t.after = {tok->special().eos};
     tok->set_template(t);
     return tok;
 }
@@ -439,6 +484,21 @@ pre_tokenizer read_pre_tokenizer(const json& p, const std::string& file) {
     throw error(file + ": pre_tokenizer " + p.dump().substr(0, 80) + " is not supported for BPE (supported: ByteLevel and the known Split patterns)");
 }
 
+// tokenizer.json's BertNormalizer (or none: BERT's defaults)
+wordpiece_options bert_normalizer(const json& j, const std::string& file) {
+    wordpiece_options opt;
+    if (!j.contains("normalizer") || j["normalizer"].is_null()) return opt;
+    const json& n = j["normalizer"];
+    if (!n.is_object() || !n.contains("type") || n["type"] != "BertNormalizer")
+        throw error(file + ": normalizer " + n.dump().substr(0, 60) + " is not supported (only BertNormalizer)");
+    auto flag = [&](const char* k, bool d) { return n.contains(k) && n[k].is_boolean() ? n[k].get<bool>() : d; };
+    opt.clean_text = flag("clean_text", true);
+    opt.handle_chinese_chars = flag("handle_chinese_chars", true);
+    opt.lowercase = flag("lowercase", true);
+    if (n.contains("strip_accents") && n["strip_accents"].is_boolean()) opt.strip_accents = n["strip_accents"].get<bool>();
+    return opt;
+}
+
 std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::string& file, tokenizer_config cfg) {
     const json j = parse_json_strict(text, file, kMaxTokenizerFile);
     if (!j.is_object()) throw error(file + ": must be a JSON object");
@@ -483,16 +543,11 @@ std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::stri
             opt.max_input_chars_per_word = int(json_int(model, "max_input_chars_per_word", file + " model", 0, 1 << 20));
         if (model.contains("continuing_subword_prefix")) opt.continuing_subword_prefix = json_string(model, "continuing_subword_prefix", file);
         if (model.contains("unk_token")) opt.unk_token = json_string(model, "unk_token", file + " model");
-        if (j.contains("normalizer") && !j["normalizer"].is_null()) {
-            const json& n = j["normalizer"];
-            if (!n.is_object() || !n.contains("type") || n["type"] != "BertNormalizer")
-                throw error(file + ": normalizer " + n.dump().substr(0, 60) + " is not supported (only BertNormalizer)");
-            auto flag = [&](const char* k, bool d) { return n.contains(k) && n[k].is_boolean() ? n[k].get<bool>() : d; };
-            opt.clean_text = flag("clean_text", true);
-            opt.handle_chinese_chars = flag("handle_chinese_chars", true);
-            opt.lowercase = flag("lowercase", true);
-            if (n.contains("strip_accents") && n["strip_accents"].is_boolean()) opt.strip_accents = n["strip_accents"].get<bool>();
-        }
+        const wordpiece_options basic = bert_normalizer(j, file);
+        opt.clean_text = basic.clean_text;
+        opt.handle_chinese_chars = basic.handle_chinese_chars;
+        opt.lowercase = basic.lowercase;
+        opt.strip_accents = basic.strip_accents;
         tok = std::make_unique<wordpiece_tokenizer>(std::move(tokens), opt, file);
     } else if (type == "BPE") {
         if (!vocab.is_object()) throw error(file + ": model.vocab must be an object of token → id");
@@ -517,6 +572,14 @@ std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::stri
                 throw error(file + ": merge " + e.dump().substr(0, 40) + " is not two tokens");
             }
         }
+        const std::string suffix = model.contains("end_of_word_suffix") && model["end_of_word_suffix"].is_string() ? model["end_of_word_suffix"].get<std::string>() : "";
+        if (!suffix.empty()) {  // GPT-1's: BertNormalizer + BertPreTokenizer, then BPE with the suffix on each word's end
+            wordpiece_options basic = bert_normalizer(j, file);
+            if (j.contains("pre_tokenizer") && !j["pre_tokenizer"].is_null() &&
+                !(j["pre_tokenizer"].is_object() && j["pre_tokenizer"].contains("type") && j["pre_tokenizer"]["type"] == "BertPreTokenizer"))
+                throw error(file + ": pre_tokenizer " + j["pre_tokenizer"].dump().substr(0, 60) + " is not supported with end_of_word_suffix (only BertPreTokenizer)");
+            tok = std::make_unique<word_bpe_tokenizer>(v, merges, basic, suffix, file);
+        } else {
         // NFC (Qwen2's, ModernBERT's), alone or as a Sequence of it; no other normalizer for byte-level BPE
         bool nfc = false;
         if (j.contains("normalizer") && !j["normalizer"].is_null()) {
@@ -533,6 +596,7 @@ std::unique_ptr<tokenizer> tokenizer_json(std::string_view text, const std::stri
         bpe->set_ignore_merges(model.contains("ignore_merges") && model["ignore_merges"] == true);  // Llama 3's has it
         bpe->set_nfc(nfc);
         tok = std::move(bpe);
+        }
     } else if (type == "Unigram") {
         if (!vocab.is_array() || vocab.empty()) throw error(file + ": a Unigram model.vocab must be a non-empty list of [piece, score]");
         if (vocab.size() > kMaxTokens) throw error(file + ": more than " + std::to_string(kMaxTokens) + " tokens");
@@ -622,6 +686,19 @@ std::unique_ptr<tokenizer> load_tokenizer(const file_set& files) {
     if (files.has("tokenizer.json")) return tokenizer_json(files.text("tokenizer.json"), "tokenizer.json", cfg);
     if (files.has("vocab.txt")) return wordpiece_from_vocab(files.text("vocab.txt"), {}, cfg, "vocab.txt");
     if (files.has("vocab.json") && files.has("merges.txt")) {
+        // GPT-1's: BERT's basic tokenizer, then BPE with "</w>" ending each word (OpenAIGPTTokenizer)
+        auto vm = read_vocab_merges(files.text("vocab.json"), files.text("merges.txt"));
+        const bool gpt1 = cfg.tokenizer_class.rfind("OpenAIGPT", 0) == 0 ||
+                          (cfg.tokenizer_class.empty() && std::any_of(vm.vocab.begin(), vm.vocab.end(), [](auto& e) {
+                               return e.first.size() > 4 && e.first.compare(e.first.size() - 4, 4, "</w>") == 0;
+                           }));
+        if (gpt1) {
+            wordpiece_options basic;  // BasicTokenizer(do_lower_case=True)
+            basic.lowercase = cfg.lowercase.value_or(true);
+            auto tok = std::make_unique<word_bpe_tokenizer>(vm.vocab, vm.merges, basic, "</w>", "vocab.json");
+            assign_roles(*tok, cfg, "vocab.json");
+            return tok;
+        }
         auto tok = gpt2_files(files.text("vocab.json"), files.text("merges.txt"));
         assign_roles(*tok, cfg, "vocab.json");
         // RoBERTa's files are GPT-2's format with <s> … </s> around every text (and offsets without the leading
@@ -634,6 +711,7 @@ std::unique_ptr<tokenizer> load_tokenizer(const file_set& files) {
         }
         return tok;
     }
+    if (files.has("source.spm") && files.has("vocab.json")) return marian_files(files, cfg);
     for (const char* name : {"sentencepiece.bpe.model", "spiece.model", "tokenizer.model"})
         if (files.has(name)) return sentencepiece_file(files.text(name), name, cfg);
     throw error("no tokenizer: expected tokenizer.json, vocab.txt, vocab.json + merges.txt, or a SentencePiece model (sentencepiece.bpe.model, "

@@ -475,7 +475,7 @@ void sentencepiece_tokenizer::bpe(std::string_view text, int32_t at, std::vector
 // before it. `word`: the word the stretch starts in; with count_spaces, a token starting with ▁ (other than the first)
 // starts the next word.
 void sentencepiece_tokenizer::segment(const normalized& n, int32_t begin, int32_t end, int32_t word, std::vector<int32_t>& out,
-                                      std::vector<token_span>* offsets, std::vector<int32_t>* words) const {
+                                      std::vector<token_span>* offsets, std::vector<int32_t>* words, std::vector<std::string>* surfaces) const {
     std::vector<piece_span> pieces;
     const std::string_view text = std::string_view(n.text).substr(size_t(begin), size_t(end - begin));
     if (model_.type == sentencepiece_model::kind::unigram) unigram(text, begin, pieces);
@@ -493,13 +493,16 @@ void sentencepiece_tokenizer::segment(const normalized& n, int32_t begin, int32_
         if (bytes) {
             for (int32_t k = p.begin; k < p.end; ++k) {
                 out.push_back(byte_piece_[uint8_t(n.text[size_t(k)])]);
+                if (surfaces) surfaces->push_back(model_.pieces[size_t(out.back())].text);
                 if (offsets) offsets->push_back(k + 1 == p.end ? span : token_span{span.begin, span.begin});
                 if (words) words->push_back(word);
             }
         } else if (unknown && prev_unknown) {
             if (offsets) offsets->back().end = span.end;
+            if (surfaces) surfaces->back().append(n.text, size_t(p.begin), size_t(p.end - p.begin));
         } else {
             out.push_back(p.id);
+            if (surfaces) surfaces->push_back(n.text.substr(size_t(p.begin), size_t(p.end - p.begin)));
             if (offsets) offsets->push_back(span);
             if (words) words->push_back(word);
         }
@@ -554,6 +557,19 @@ void sentencepiece_tokenizer::encode_text(std::string_view text, std::vector<int
         first_word = false;
         i = j;
     }
+}
+
+std::vector<sentencepiece_tokenizer::piece_token> sentencepiece_tokenizer::encode_pieces(std::string_view text) const {
+    if (hf_) throw error("sentencepiece: encode_pieces is sentencepiece's own pipeline (a .model file)");
+    std::vector<int32_t> ids, words;
+    std::vector<token_span> offsets;
+    std::vector<std::string> surfaces;
+    // as sentencepiece itself: control pieces written in the text (</s>) are plain text
+    const normalized n = spm_normalize(text);
+    segment(n, 0, int32_t(n.text.size()), 0, ids, &offsets, &words, &surfaces);
+    std::vector<piece_token> out(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) out[i] = {ids[i], std::move(surfaces[i]), offsets[i], words[i]};
+    return out;
 }
 
 // ------------------------------------------------------------------------------------------------------------ decoding

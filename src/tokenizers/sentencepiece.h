@@ -96,6 +96,15 @@ public:
     const sentencepiece_model& model() const { return model_; }
     // The normalized text the model segments (▁ for spaces), for tests.
     std::string normalize(std::string_view text) const;
+    // sentencepiece's encode(text, out_type=str) beside the ids (its own pipeline only): each token's piece, and for
+    // a run of unknown characters the normalized text itself (what MarianTokenizer looks up in its vocab.json).
+    struct piece_token {
+        int32_t id;
+        std::string piece;
+        token_span offset;  // bytes of `text`
+        int32_t word;
+    };
+    std::vector<piece_token> encode_pieces(std::string_view text) const;
 
 protected:
     void encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets, std::vector<int32_t>* words) const override;
@@ -120,7 +129,7 @@ private:
     void bpe(std::string_view text, int32_t at, std::vector<piece_span>& out) const;
     // the model over one stretch [begin, end) of normalized text, then unknowns merged or spelt in bytes
     void segment(const normalized& n, int32_t begin, int32_t end, int32_t word, std::vector<int32_t>& out, std::vector<token_span>* offsets,
-                 std::vector<int32_t>* words) const;
+                 std::vector<int32_t>* words, std::vector<std::string>* surfaces = nullptr) const;
     const sentencepiece_piece& piece(int32_t id) const { return token(id), model_.pieces[size_t(id)]; }  // range-checked
     bool is_unknown(int32_t id) const { return id >= 0 && model_.pieces[size_t(id)].type == piece_type::unknown; }
 

@@ -34,7 +34,7 @@ wordpiece_tokenizer::wordpiece_tokenizer(std::vector<std::string> vocab, const w
     if (opt_.max_input_chars_per_word < 0) throw error(source + ": max_input_chars_per_word must not be negative");
 }
 
-std::vector<wordpiece_tokenizer::word> wordpiece_tokenizer::split(std::string_view text) const {
+std::vector<bert_word> bert_split(std::string_view text, const wordpiece_options& opt_) {
     // Normalization, character by character, each normalized character remembering the original bytes it came
     // from (NFD and lower-casing may turn one character into several; they share its bytes).
     std::u32string s;
@@ -70,8 +70,8 @@ std::vector<wordpiece_tokenizer::word> wordpiece_tokenizer::split(std::string_vi
         if (cjk) s += U' ', from.push_back(span);
     }
     // BertPreTokenizer: split on whitespace, and every punctuation character is a word of its own
-    std::vector<word> out;
-    word cur;
+    std::vector<bert_word> out;
+    bert_word cur;
     auto flush = [&] {
         if (!cur.chars.empty()) out.push_back(std::move(cur)), cur = {};
     };
@@ -93,7 +93,7 @@ std::vector<wordpiece_tokenizer::word> wordpiece_tokenizer::split(std::string_vi
 
 std::vector<std::u32string> wordpiece_tokenizer::words(std::string_view text) const {
     std::vector<std::u32string> out;
-    for (word& w : split(text)) out.push_back(std::move(w.chars));
+    for (word& w : bert_split(text, opt_)) out.push_back(std::move(w.chars));
     return out;
 }
 
@@ -150,7 +150,7 @@ void wordpiece_tokenizer::word_ids(const word& w, std::vector<int32_t>& out, std
 void wordpiece_tokenizer::encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets,
                                       std::vector<int32_t>* words) const {
     int32_t n = 0;
-    for (const word& w : split(text)) {
+    for (const word& w : bert_split(text, opt_)) {
         const size_t first = out.size();
         word_ids(w, out, offsets);
         if (words) words->insert(words->end(), out.size() - first, n);

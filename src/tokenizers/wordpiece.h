@@ -19,6 +19,16 @@ struct wordpiece_options {
     std::string unk_token = "[UNK]";
 };
 
+// BertNormalizer + BertPreTokenizer (BERT's BasicTokenizer): a text's words, normalized (control characters
+// dropped, whitespace made spaces, accents stripped and lower-cased as the options say, CJK characters apart), cut
+// on whitespace with every punctuation character a word of its own; each character with the original bytes it
+// came from. WordPiece and GPT-1's BPE read words this way.
+struct bert_word {
+    std::u32string chars;
+    std::vector<token_span> from;  // per character
+};
+std::vector<bert_word> bert_split(std::string_view text, const wordpiece_options& opt);
+
 // Hugging Face's WordPiece decoder on token strings: the first kept whole, a later "##" piece glued to its word,
 // other tokens after a space; then clean_up_tokenization_spaces (" ." → ".", " n't" → "n't", …).
 std::string wordpiece_join(const std::vector<std::string>& tokens, const std::string& prefix = "##");
@@ -37,11 +47,7 @@ protected:
     void encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets, std::vector<int32_t>* words) const override;
 
 private:
-    struct word {
-        std::u32string chars;          // normalized
-        std::vector<token_span> from;  // per character: the original bytes it came from
-    };
-    std::vector<word> split(std::string_view text) const;
+    using word = bert_word;
     void word_ids(const word& w, std::vector<int32_t>& out, std::vector<token_span>* offsets) const;
     wordpiece_options opt_;
     int32_t unk_ = -1;

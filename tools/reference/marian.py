@@ -24,13 +24,27 @@ The network (config.json: model_type "marian"):
   - MarianTokenizer: source text → source.spm pieces, target text → target.spm pieces; each piece → vocab.json id
     (one vocabulary for both sides when separate_vocabs is false), a piece missing from vocab.json → <unk> (the id of
     "<unk>" in vocab.json, NOT the SentencePiece id: the current transformers main's fallback to the SentencePiece
-    id is not followed), then </s>. No BOS. Decoding maps ids to pieces (vocab.json), drops the special tokens
+    id is not followed), then </s>. No BOS. A piece that SentencePiece itself does not know comes back as its
+    surface text ("é", "123", "😀") and is looked up in vocab.json like any piece (a target piece "é" gives its id).
+    Before SentencePiece, as PreTrainedTokenizer.tokenize (transformers 4.x) does: the special tokens written in the
+    text ("</s>", "<unk>", "<pad>": they are added tokens, no lstrip/rstrip) are cut out as whole tokens (leftmost
+    match first, the longest at one place) and give their own ids; each piece of text between them goes through
+    MarianTokenizer._tokenize separately (so each gets SentencePiece's dummy-prefix ▁): its language code, if the
+    piece STARTS with one (re.match of ">>.+<<", greedy, "." not matching a newline: ">>es<< a >>fr<< b" gives
+    the one code ">>es<< a >>fr<<"), becomes one token looked up in vocab.json (<unk> when missing), and every match
+    of ">>.+<<" anywhere in the piece is removed (re.sub) before SentencePiece ("Hello >>es<< world" → "Hello  world",
+    no code). (transformers 5's remove_language_code takes only a leading ">>…<<" up to the first "<<" and removes
+    nothing else; the two agree on texts that have no other ">>…<<".) The empty text gives just </s>.
+    Decoding maps ids to pieces (vocab.json), drops the special tokens
     (</s>, <unk>, <pad>) with skip_special_tokens, joins the pieces and turns ▁ into spaces, stripped.
   - generate(): the decoder starts from [decoder_start_token_id] (= pad for Marian, whose embedding row is zero in
     converted opus-mt models); logits processors in HF's order: no_repeat_ngram_size (over the decoder ids, start
     token included), bad_words_ids (single tokens: −inf; Marian's [[pad]]), forced_eos_token_id (at
-    cur_len = max_length − 1 only EOS is allowed), then renormalize_logits (log_softmax again) when set;
-    max_length counts the decoder start token (max_new_tokens = n gives max_length = n + 1).
+    cur_len = max_length − 1 only EOS is allowed: every other score −inf, EOS's score set to 0), then
+    renormalize_logits (log_softmax again) when set;
+    max_length counts the decoder start token (max_new_tokens = n gives max_length = n + 1); an explicit
+    forced_eos_token_id=None (or bad_words_ids=None) argument turns that processor off, as HF's
+    generation_config.update(**kwargs) sets the value to None.
     Greedy: argmax of the processed logits (first index on ties), stops at eos_token_id or max_length.
     Beam search (num_beams > 1): log_softmax of the logits, then the processors; the running beams' scores added;
     the top 2·num_beams candidates over (beam, token); candidates that end in EOS or reach max_length are
@@ -38,19 +52,27 @@ The network (config.json: model_type "marian"):
     sum_logprobs / generated_len^length_penalty (generated_len counts the EOS, not the start token); the best
     num_beams unfinished candidates run on; early_stopping True stops when num_beams hypotheses are finished,
     False when the best running beam's score divided by (its current length)^length_penalty cannot beat the worst
-    finished one, "never" uses max_length instead of the current length when length_penalty > 0. The answer is the
-    best finished hypothesis.
+    finished one, "never" uses max_length instead of the current length when length_penalty > 0. The finished list
+    is kept sorted (best first); the answer is its first num_return_sequences entries (num_return_sequences ≤
+    num_beams), and HF's sequences_scores (return_dict_in_generate, output_scores) are their scores.
 
 API: `load(folder)` → (MarianMTModel, Tokenizer, generation config dict); `model.forward(input_ids,
 decoder_input_ids, attention_mask)` → dict(logits, encoder_hidden_states, decoder_hidden_states) with the hidden
 states as HF's output_hidden_states gives them (the embeddings + positions, then every layer's output);
 `generate(model, input_ids, **options)` → the decoder ids (start token first, EOS last when it stopped there) for
-each input, HF's `model.generate(...)` rows without the padding. `python3 tools/reference/marian.py` runs the
+each input (num_return_sequences rows per input, best first), HF's `model.generate(...)` rows without the padding;
+with `return_dict_in_generate=True` a dict: "sequences" (those rows), "sequences_scores" (beam search: the
+finished hypotheses' scores, one per row; greedy: None) and, with `output_attentions=True` (greedy only),
+"cross_attentions": per input, per generated token, per decoder layer, a (heads, S) tensor of the cross-attention
+probabilities of the query that produced the token (HF's output_attentions cross_attentions with the cache: the
+first step's query is the start token). `tok.tokenize(text)` gives the tokens (special tokens, language codes and
+SentencePiece pieces) before the id lookup. `python3 tools/reference/marian.py` runs the
 self-checks on a random model; `python3 tools/reference/marian.py FOLDER "text" …` translates.
 """
 import json
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -89,14 +111,18 @@ class Attention(nn.Module):
     def kv(self, x):
         return self.split(self.k_proj(x)), self.split(self.v_proj(x))
 
-    def forward(self, x, k, v, bias):
-        """x: (B, T, d) queries; k, v: (B, H, S, dh); bias: additive mask broadcastable to (B, H, T, S)."""
+    def forward(self, x, k, v, bias, record=None):
+        """x: (B, T, d) queries; k, v: (B, H, S, dh); bias: additive mask broadcastable to (B, H, T, S);
+        record: None or a list that gets the attention probabilities (B, H, T, S)."""
         B, T, _ = x.shape
         q = self.split(self.q_proj(x))
         w = (q @ k.transpose(-1, -2)) * self.dh ** -0.5
         if bias is not None:
             w = w + bias
-        y = w.softmax(-1) @ v
+        w = w.softmax(-1)
+        if record is not None:
+            record.append(w.detach())
+        y = w @ v
         return self.out_proj(y.transpose(1, 2).reshape(B, T, self.h * self.dh))
 
 
@@ -130,15 +156,16 @@ class DecoderLayer(nn.Module):
         self.final_layer_norm = nn.LayerNorm(d)
         self.act = activation(c["activation_function"])
 
-    def forward(self, x, self_bias, cross_k, cross_v, cross_bias, cache=None):
-        """cache: None, or a dict with this layer's past "k", "v" (B, H, t, dh), extended in place."""
+    def forward(self, x, self_bias, cross_k, cross_v, cross_bias, cache=None, cross_record=None):
+        """cache: None, or a dict with this layer's past "k", "v" (B, H, t, dh), extended in place;
+        cross_record: None or a list that gets the cross-attention probabilities (B, H, T, S)."""
         k, v = self.self_attn.kv(x)
         if cache is not None:
             if "k" in cache:
                 k, v = torch.cat([cache["k"], k], 2), torch.cat([cache["v"], v], 2)
             cache["k"], cache["v"] = k, v
         x = self.self_attn_layer_norm(x + self.self_attn(x, k, v, self_bias))
-        x = self.encoder_attn_layer_norm(x + self.encoder_attn(x, cross_k, cross_v, cross_bias))
+        x = self.encoder_attn_layer_norm(x + self.encoder_attn(x, cross_k, cross_v, cross_bias, cross_record))
         return self.final_layer_norm(x + self.fc2(self.act(self.fc1(x))))
 
 
@@ -193,9 +220,10 @@ class MarianMTModel(nn.Module):
     def cross_kv(self, enc):
         return [layer.encoder_attn.kv(enc) for layer in self.model.decoder.layers]
 
-    def decode(self, ids, enc, attention_mask=None, cache=None, cross=None, hidden=None):
+    def decode(self, ids, enc, attention_mask=None, cache=None, cross=None, hidden=None, cross_attn=None):
         """Decoder over ids (B, T) that follow `past` cached positions; cache: None (no cache: the whole prefix) or
-        a dict {"past": n, "layers": [...]}, updated; cross: the encoder's key/values per layer (cross_kv)."""
+        a dict {"past": n, "layers": [...]}, updated; cross: the encoder's key/values per layer (cross_kv);
+        cross_attn: None or a list that gets each layer's cross-attention probabilities (B, H, T, S)."""
         past = cache["past"] if cache is not None else 0
         T = ids.shape[1]
         x = self.embed(ids, past)
@@ -207,7 +235,8 @@ class MarianMTModel(nn.Module):
         if hidden is not None:
             hidden.append(x)
         for l, layer in enumerate(self.model.decoder.layers):
-            x = layer(x, causal, cross[l][0], cross[l][1], cross_bias, None if cache is None else cache["layers"][l])
+            x = layer(x, causal, cross[l][0], cross[l][1], cross_bias, None if cache is None else cache["layers"][l],
+                      cross_attn)
             if hidden is not None:
                 hidden.append(x)
         if cache is not None:
@@ -236,6 +265,9 @@ def reorder(cache, idx):
 
 
 # ---------------------------------------------------------------------------------------------------------- tokens
+LANGUAGE_CODE = re.compile(">>.+<<")  # MarianTokenizer.language_code_re (transformers 4.x)
+
+
 class Tokenizer:
     """MarianTokenizer (separate_vocabs false): source.spm / target.spm pieces looked up in vocab.json."""
 
@@ -256,11 +288,31 @@ class Tokenizer:
         self.unk = self.vocab[cfg.get("unk_token", "<unk>")]
         self.pad = self.vocab[cfg.get("pad_token", "<pad>")]
         self.special = {self.eos, self.unk, self.pad}
+        # the special tokens as added tokens (PreTrainedTokenizer's tokens_trie): longest first at one place
+        self.special_tokens = [cfg.get(k, d) for k, d in (("eos_token", "</s>"), ("unk_token", "<unk>"),
+                                                            ("pad_token", "<pad>"))]
+        self._split_re = re.compile("(" + "|".join(re.escape(t) for t in sorted(self.special_tokens, key=len,
+                                                                                   reverse=True)) + ")")
+
+    def tokenize(self, text, target=False):
+        """PreTrainedTokenizer.tokenize: special tokens cut out whole, every other stretch through
+        MarianTokenizer._tokenize (leading language code kept as one token, codes removed, SentencePiece)."""
+        sp = self.tgt if target else self.src
+        out = []
+        for i, part in enumerate(self._split_re.split(text)):
+            if not part:
+                continue
+            if i % 2:  # a special token
+                out.append(part)
+                continue
+            m = LANGUAGE_CODE.match(part)
+            if m:
+                out.append(m.group(0))
+            out += sp.encode(LANGUAGE_CODE.sub("", part), out_type=str)
+        return out
 
     def _encode(self, sp, text):
-        if not text:
-            return [self.eos]
-        return [self.vocab.get(p, self.unk) for p in sp.encode(text, out_type=str)] + [self.eos]
+        return [self.vocab.get(p, self.unk) for p in self.tokenize(text, sp is self.tgt)] + [self.eos]
 
     def __call__(self, text):
         """Source ids (what tokenizer(text).input_ids gives)."""
@@ -288,7 +340,8 @@ class Tokenizer:
 def generation_options(model, gen_cfg=None, **kw):
     """The effective settings: keyword arguments over generation_config.json over config.json over HF defaults."""
     c = model.config
-    o = {"num_beams": 1, "max_length": 20, "max_new_tokens": None, "length_penalty": 1.0, "early_stopping": False,
+    o = {"num_beams": 1, "num_return_sequences": 1, "max_length": 20, "max_new_tokens": None,
+         "length_penalty": 1.0, "early_stopping": False,
          "no_repeat_ngram_size": 0, "bad_words_ids": None, "forced_eos_token_id": None, "renormalize_logits": False,
          "eos_token_id": c.get("eos_token_id"), "pad_token_id": c.get("pad_token_id"),
          "decoder_start_token_id": c.get("decoder_start_token_id")}
@@ -296,6 +349,9 @@ def generation_options(model, gen_cfg=None, **kw):
         for k in o:
             if k in src and src[k] is not None:
                 o[k] = src[k]
+    for k in ("forced_eos_token_id", "bad_words_ids"):  # an explicit None argument turns these off (as HF's
+        if k in kw and kw[k] is None:                    # generation_config.update(**kwargs) does)
+            o[k] = None
     if kw.get("max_new_tokens") is not None:
         o["max_length"] = kw["max_new_tokens"] + 1
     return o
@@ -327,28 +383,47 @@ def process(o, seqs, scores, cur_len):
 
 
 @torch.no_grad()
-def generate(model, input_ids, attention_mask=None, gen_cfg=None, **kw):
-    """HF generate() for each row of input_ids (a list of id lists or a (B, S) tensor): a list of decoder id lists."""
+def generate(model, input_ids, attention_mask=None, gen_cfg=None, return_dict_in_generate=False,
+             output_attentions=False, **kw):
+    """HF generate() for each row of input_ids (a list of id lists or a (B, S) tensor): a list of decoder id lists
+    (num_return_sequences per input, best first); return_dict_in_generate: a dict (see the module's docstring)."""
     o = generation_options(model, gen_cfg, **kw)
+    nrs = o["num_return_sequences"]
+    if o["num_beams"] == 1:
+        assert nrs == 1, "num_return_sequences > 1 needs beam search (or sampling, not implemented)"
+    else:
+        assert nrs <= o["num_beams"], "num_return_sequences must be ≤ num_beams (HF raises ValueError)"
+        assert not output_attentions, "output_attentions is implemented for greedy search only"
     rows = input_ids.tolist() if torch.is_tensor(input_ids) else input_ids
     if torch.is_tensor(attention_mask):
         rows = [[t for t, m in zip(r, mr) if m] for r, mr in zip(rows, attention_mask.tolist())]
-    out = []
+    out, scores, cross = [], [], []
     for r in rows:
         ids = torch.tensor([r])
         enc = model.encode(ids)
         if o["num_beams"] == 1:
-            out.append(_greedy(model, enc, o))
+            rec = [] if output_attentions else None
+            out.append(_greedy(model, enc, o, rec))
+            cross.append(rec)
         else:
-            out.append(_beam(model, enc, o))
+            for seq, score in _beam(model, enc, o):
+                out.append(seq)
+                scores.append(score)
+    if return_dict_in_generate:
+        return {"sequences": out, "sequences_scores": scores if o["num_beams"] > 1 else None,
+                "cross_attentions": cross if output_attentions else None}
     return out
 
 
-def _greedy(model, enc, o):
+def _greedy(model, enc, o, cross_attentions=None):
+    """cross_attentions: None or a list that gets, per generated token, per decoder layer, (heads, S)."""
     seq = [o["decoder_start_token_id"]]
     cache, cross = {"past": 0, "layers": []}, model.cross_kv(enc)
     while len(seq) < o["max_length"]:
-        h = model.decode(torch.tensor([[seq[-1]]]), enc, cache=cache, cross=cross)
+        rec = [] if cross_attentions is not None else None
+        h = model.decode(torch.tensor([[seq[-1]]]), enc, cache=cache, cross=cross, cross_attn=rec)
+        if rec is not None:
+            cross_attentions.append([w[0, :, 0] for w in rec])
         scores = process(o, torch.tensor([seq]), model.logits(h[:, -1]).float(), len(seq))
         seq.append(int(scores[0].argmax()))
         if seq[-1] == o["eos_token_id"]:
@@ -357,7 +432,8 @@ def _greedy(model, enc, o):
 
 
 def _beam(model, enc, o):
-    """The vectorized beam search of transformers ≥ 4.50 (GenerationMixin._beam_search) for one input."""
+    """The vectorized beam search of transformers ≥ 4.50 (GenerationMixin._beam_search) for one input: the first
+    num_return_sequences entries of the finished list (sorted, best first), each (decoder ids, score)."""
     nb, L, lp, es, eos = o["num_beams"], o["max_length"], o["length_penalty"], o["early_stopping"], o["eos_token_id"]
     keep = 2 * nb  # max(2, 1 + number of EOS ids) · num_beams
     prompt = 1
@@ -408,10 +484,15 @@ def _beam(model, enc, o):
         unsatisfied = unsatisfied and bool((best_running > worst).any())
         if not (unsatisfied and not (bool(fin_done.all()) and es is True) and not bool(hits.all())):
             break
-    seq = fin[0].tolist()  # the best finished hypothesis, pad-filled after its end
-    if eos in seq[1:]:
-        return seq[:seq.index(eos, 1) + 1]
-    return _strip_pad(seq, o["pad_token_id"])
+    out = []
+    for i in range(o["num_return_sequences"]):
+        seq = fin[i].tolist()  # a finished hypothesis, pad-filled after its end
+        if eos in seq[1:]:
+            seq = seq[:seq.index(eos, 1) + 1]
+        else:
+            seq = _strip_pad(seq, o["pad_token_id"])
+        out.append((seq, float(fin_scores[i])))
+    return out
 
 
 def _strip_pad(seq, pad):
@@ -538,6 +619,24 @@ def self_check(seed=0):
                 bs = generate(m, src, num_beams=nb, max_new_tokens=10, early_stopping=es)
                 for s in bs:
                     assert s[0] == pad and s[-1] == 0 and len(s) <= 11 and pad not in s[1:], s
+        # num_return_sequences: the first row is the num_return_sequences 1 answer, scores best first; the dict form
+        for es in (False, "never"):
+            one = generate(m, src, num_beams=4, max_new_tokens=10, early_stopping=es)
+            d = generate(m, src, num_beams=4, max_new_tokens=10, early_stopping=es, num_return_sequences=3,
+                         return_dict_in_generate=True)
+            assert [d["sequences"][3 * r] for r in range(2)] == one and len(d["sequences_scores"]) == 6
+            for r in range(2):
+                sc = d["sequences_scores"][3 * r:3 * r + 3]
+                assert sc == sorted(sc, reverse=True) and sc[-1] > -1e8, sc
+        # greedy's cross-attention probabilities (cached, one query per step) = the full forward's, row by row
+        d = generate(m, src[:1], max_new_tokens=8, return_dict_in_generate=True, output_attentions=True)
+        seq, steps = d["sequences"][0], d["cross_attentions"][0]
+        assert d["sequences_scores"] is None and len(steps) == len(seq) - 1
+        full_rec = []
+        m.decode(torch.tensor([seq[:-1]]), m.encode(src[:1]), cross_attn=full_rec)
+        for t, layers in enumerate(steps):
+            for l, w in enumerate(layers):
+                assert torch.allclose(w, full_rec[l][0, :, t], atol=1e-5) and abs(float(w.sum()) - w.shape[0]) < 1e-4
         # beam search with a full beam (num_beams ≥ every path) and no heuristic finds the best-scoring sequence
         # (brute force over all sequences), also where greedy does not
         not_greedy = 0

@@ -441,6 +441,21 @@ export class Model extends Handle {
     return (await this._run('zero-shot-classification', { texts: textList(texts, 'zero-shot-classification'), labels: l }, opts)).results;
   }
 
+  // translation (an encoder–decoder: Marian, opus-mt folders) → per text, its num_return_sequences best hypotheses,
+  // best first: { translation_text, score, finish_reason, token_ids, cross_attentions? }. Options: max_new_tokens,
+  // num_beams, num_return_sequences, length_penalty, early_stopping (true, false, 'never'), no_repeat_ngram_size,
+  // bad_words_ids, renormalize_logits, do_sample (num_beams 1), temperature, top_k, top_p, seed, skip_special_tokens,
+  // output_attentions (each generated token's cross-attention over the source: { source_tokens, target_tokens, layers,
+  // heads, weights[token][layer][head][source] }). The model's generation_config.json gives the defaults.
+  async translate(texts, opts) {
+    return (await this._run('translation', { texts: textList(texts, 'translation') }, opts)).results;
+  }
+
+  // text2text-generation: translate's call with { generated_text } in place of translation_text.
+  async text2text(texts, opts) {
+    return (await this._run('text2text-generation', { texts: textList(texts, 'text2text-generation') }, opts)).results;
+  }
+
   // text-generation: an AsyncIterable of text pieces (whole characters only). After the loop, .result holds
   // { text, finish_reason, tokens, prompt_tokens, attention?, timings }. An abort ({ signal }) ends the loop within
   // one token with an AbortError whose .result holds what was generated; the model stays usable. Options other
@@ -599,6 +614,8 @@ const PIPELINE_CALL = {
   'token-classification': [],
   'question-answering': [],
   'zero-shot-classification': [],
+  translation: [],
+  'text2text-generation': [],
 };
 const TASK_ALIASES = { 'sentiment-analysis': 'text-classification', ner: 'token-classification', embeddings: 'feature-extraction' };
 
@@ -631,6 +648,16 @@ function encoderPipeline(task, m) {
         const r = await m.zeroShot(texts, candidate_labels, o);
         return Array.isArray(texts) ? r : r[0];
       };
+    case 'translation':
+    case 'text2text-generation': {
+      // as transformers.js: one flat list of { translation_text } ({ generated_text }), num_return_sequences per text;
+      // with output_attentions each carries its cross_attentions
+      const key = task === 'translation' ? 'translation_text' : 'generated_text';
+      return async (texts, o = {}) => {
+        const r = await m._run(task, { texts: textList(texts, task) }, o);
+        return r.results.flat().map((h) => (h.cross_attentions ? { [key]: h[key], cross_attentions: h.cross_attentions } : { [key]: h[key] }));
+      };
+    }
   }
 }
 

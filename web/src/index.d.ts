@@ -25,7 +25,7 @@ export type ModelSource =
   | FileList
   | Record<string, ArrayBuffer | ArrayBufferView | Blob | string>;  // file name → contents
 
-export type Task = 'fill-mask' | 'text-generation' | 'feature-extraction' | 'text-classification' | 'token-classification' | 'question-answering' | 'zero-shot-classification';
+export type Task = 'fill-mask' | 'text-generation' | 'feature-extraction' | 'text-classification' | 'token-classification' | 'question-answering' | 'zero-shot-classification' | 'translation' | 'text2text-generation';
 
 /** Load progress, as transformers.js sends it: per file, then across files, then 'ready'. */
 export type ProgressEvent =
@@ -254,6 +254,46 @@ export interface ZeroShotOptions {
   signal?: AbortSignal;
 }
 export interface ZeroShotResult { sequence: string; labels: string[]; scores: number[] }
+/** translation / text2text-generation (an encoder–decoder); the model's generation_config.json gives the defaults. */
+export interface Seq2SeqOptions {
+  max_new_tokens?: number;
+  /** 1: greedy (or sampling with do_sample); more: beam search. */
+  num_beams?: number;
+  /** The best finished hypotheses returned per text (≤ num_beams). */
+  num_return_sequences?: number;
+  /** A hypothesis scores sum(log p) / length^length_penalty. */
+  length_penalty?: number;
+  early_stopping?: boolean | 'never';
+  no_repeat_ngram_size?: number;
+  bad_words_ids?: number[][];
+  renormalize_logits?: boolean;
+  do_sample?: boolean;
+  temperature?: number;
+  top_k?: number;
+  top_p?: number;
+  seed?: number;
+  skip_special_tokens?: boolean;
+  /** Each generated token's cross-attention over the source tokens. */
+  output_attentions?: boolean;
+  signal?: AbortSignal;
+}
+export interface CrossAttentions {
+  source_tokens: string[];
+  target_tokens: string[];
+  layers: number;
+  heads: number;
+  /** weights[target token][layer][head][source token] */
+  weights: number[][][][];
+}
+export interface Seq2SeqHypothesis {
+  translation_text?: string;
+  generated_text?: string;
+  /** Beam search: sum(log p) / length^length_penalty; greedy: sum(log p). */
+  score: number;
+  finish_reason: 'eos' | 'length';
+  token_ids: number[];
+  cross_attentions?: CrossAttentions;
+}
 
 /** Any model the engine runs; its methods work for the tasks in info.tasks (an error names the ones it has). */
 export class Model extends Handle {
@@ -278,6 +318,10 @@ export class Model extends Handle {
   answer(questions: string | string[], contexts: string | string[], opts?: QuestionAnsweringOptions): Promise<Answer[][]>;
   /** zero-shot-classification with an NLI model. */
   zeroShot(texts: string | string[], labels: string | string[], opts?: ZeroShotOptions): Promise<ZeroShotResult[]>;
+  /** translation: per text, its num_return_sequences best hypotheses, best first. */
+  translate(texts: string | string[], opts?: Seq2SeqOptions): Promise<Seq2SeqHypothesis[][]>;
+  /** text2text-generation: as translate, with generated_text. */
+  text2text(texts: string | string[], opts?: Seq2SeqOptions): Promise<Seq2SeqHypothesis[][]>;
 }
 /** A model loaded for fill-mask (refused at load if it cannot fill masks). */
 export class FillMask extends Model {
@@ -358,6 +402,13 @@ export interface ZeroShotClassificationPipeline extends PipelineObject<Model> {
   (text: string, candidate_labels: string | string[], opts?: ZeroShotOptions): Promise<ZeroShotResult>;
   (texts: string[], candidate_labels: string | string[], opts?: ZeroShotOptions): Promise<ZeroShotResult[]>;
 }
+export interface TranslationPipeline extends PipelineObject<Model> {
+  /** As transformers.js: one flat list, num_return_sequences entries per text. */
+  (texts: string | string[], opts?: Seq2SeqOptions): Promise<{ translation_text: string; cross_attentions?: CrossAttentions }[]>;
+}
+export interface Text2TextGenerationPipeline extends PipelineObject<Model> {
+  (texts: string | string[], opts?: Seq2SeqOptions): Promise<{ generated_text: string; cross_attentions?: CrossAttentions }[]>;
+}
 
 /** A pipeline for a task; with no source, the task's default model (Node: installed with the package; browsers:
  *  after `import 'wasmformer-models'`). */
@@ -370,6 +421,8 @@ export function pipeline(task: 'text-classification' | 'sentiment-analysis', sou
 export function pipeline(task: 'token-classification' | 'ner', source?: ModelSource | null, opts?: LoadOptions): Promise<TokenClassificationPipeline>;
 export function pipeline(task: 'question-answering', source?: ModelSource | null, opts?: LoadOptions): Promise<QuestionAnsweringPipeline>;
 export function pipeline(task: 'zero-shot-classification', source?: ModelSource | null, opts?: LoadOptions): Promise<ZeroShotClassificationPipeline>;
+export function pipeline(task: 'translation', source?: ModelSource | null, opts?: LoadOptions): Promise<TranslationPipeline>;
+export function pipeline(task: 'text2text-generation', source?: ModelSource | null, opts?: LoadOptions): Promise<Text2TextGenerationPipeline>;
 
 /** A Hugging Face repo id ("org/name") or repo URL as the source the loader reads it by. */
 export function hubSource(s: string, opts?: { revision?: string; hub?: string }): { type: 'hub'; repo: string; revision: string; hub: string } | null;

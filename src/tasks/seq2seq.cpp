@@ -1,0 +1,276 @@
+#include "tasks/seq2seq.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "tasks/sampling.h"
+
+namespace wf {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kLarge = 1e9f;  // Hugging Face's beam search pushes excluded candidates down by this much
+
+// Hugging Face's logits processors on one sequence's scores, in its order. seq: the decoder ids so far (start token
+// first); max_length counts the start token.
+void process(const seq2seq_params& p, std::span<const int32_t> seq, std::span<float> scores, int64_t max_length) {
+    const int64_t cur = int64_t(seq.size()), n = p.no_repeat_ngram_size, V = int64_t(scores.size());
+    if (n > 0 && cur + 1 >= n)  // a token that would repeat an n-gram already in the sequence
+        for (int64_t i = 0; i + n <= cur; ++i)
+            if (std::equal(seq.begin() + i, seq.begin() + i + n - 1, seq.begin() + (cur + 1 - n))) {
+                const int32_t banned = seq[size_t(i + n - 1)];
+                if (banned < V) scores[size_t(banned)] = -kInf;
+            }
+    for (const auto& word : p.bad_words_ids) {
+        const int32_t last = word.back();
+        if (last >= V) continue;
+        const int64_t k = int64_t(word.size()) - 1;  // the prefix that must end the sequence
+        if (k <= cur && std::equal(word.begin(), word.end() - 1, seq.end() - k)) scores[size_t(last)] = -kInf;
+    }
+    if (p.forced_eos_token_id >= 0 && p.forced_eos_token_id < V && cur == max_length - 1) {
+        std::fill(scores.begin(), scores.end(), -kInf);
+        scores[size_t(p.forced_eos_token_id)] = 0.0f;
+    }
+    if (p.renormalize_logits) {
+        const float lse = float(log_sum_exp(scores));
+        for (float& s : scores) s -= lse;
+    }
+}
+
+void log_softmax(std::span<const float> logits, std::span<float> out) {
+    const float lse = float(log_sum_exp(logits));
+    for (size_t i = 0; i < logits.size(); ++i) out[i] = logits[i] - lse;
+}
+
+// The cross-attention of sequence b at this step, (n_layer, H, S), from a trace of one decoder step (T = 1).
+std::vector<float> step_attention(const forward_trace& t, int64_t b, int64_t per_layer) {
+    std::vector<float> out;
+    out.reserve(t.cross_attention.size() * size_t(per_layer));
+    for (const auto& layer : t.cross_attention) out.insert(out.end(), layer.begin() + b * per_layer, layer.begin() + (b + 1) * per_layer);
+    return out;
+}
+
+// Largest-first order of the first k of `v` (ties: the lower index first).
+std::vector<int32_t> top(std::span<const float> v, int64_t k) {
+    std::vector<int32_t> idx(v.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    k = std::min<int64_t>(k, int64_t(v.size()));
+    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) { return v[size_t(a)] > v[size_t(b)] || (v[size_t(a)] == v[size_t(b)] && a < b); });
+    idx.resize(size_t(k));
+    return idx;
+}
+
+struct beam {
+    std::vector<int32_t> ids;
+    float score = 0;
+    bool done = false;
+    std::vector<std::vector<float>> attention;
+};
+
+std::vector<seq2seq_hypothesis> greedy(const seq2seq_lm& lm, seq2seq_state& st, const seq2seq_params& p, int64_t max_length, int64_t per_layer,
+                                       const seq2seq_stream& on_token, const cancel_fn* cancel) {
+    seq2seq_hypothesis h;
+    h.ids = {p.decoder_start_token_id};
+    sampler pick(p.sampling);
+    std::vector<float> scores;
+    forward_trace trace;
+    trace.want_cross = p.output_attentions;
+    while (int64_t(h.ids.size()) < max_length) {
+        check_cancel(cancel);
+        trace.cross_attention.clear();
+        const std::span<const float> logits = lm.decode(st, std::span<const int32_t>(&h.ids.back(), 1), false, p.output_attentions ? &trace : nullptr, cancel);
+        scores.assign(logits.begin(), logits.end());
+        process(p, h.ids, scores, max_length);
+        int32_t id;
+        if (p.sampling.do_sample) {
+            id = pick.pick(scores);
+        } else {  // the first of the largest
+            id = int32_t(std::max_element(scores.begin(), scores.end()) - scores.begin());
+            if (!(scores[size_t(id)] > -kInf)) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
+        }
+        h.score += log_prob(logits, id);
+        h.ids.push_back(id);
+        if (p.output_attentions) h.cross_attention.push_back(step_attention(trace, 0, per_layer));
+        if (on_token) on_token(id);
+        if (id == p.eos_token_id) break;
+    }
+    h.finish_reason = h.ids.back() == p.eos_token_id && h.ids.size() > 1 ? "eos" : "length";
+    return {std::move(h)};
+}
+
+// The vectorized beam search of transformers ≥ 4.50 (GenerationMixin._beam_search), for one source.
+std::vector<seq2seq_hypothesis> beam_search(const seq2seq_lm& lm, int64_t V, seq2seq_state& st, const seq2seq_params& p, int64_t max_length,
+                                            int64_t per_layer, const cancel_fn* cancel) {
+    const int64_t nb = p.num_beams, keep = 2 * nb, L = max_length;
+    const float lp = p.length_penalty;
+    std::vector<beam> running(static_cast<size_t>(nb)), fin(static_cast<size_t>(nb));
+    for (int64_t b = 0; b < nb; ++b) {
+        running[size_t(b)].ids = {p.decoder_start_token_id};
+        running[size_t(b)].score = b == 0 ? 0.0f : -kLarge;  // the copies of the first beam start out of the running
+        fin[size_t(b)] = {running[size_t(b)].ids, -kLarge, false, {}};
+    }
+    bool unsatisfied = true;
+    std::vector<float> acc(static_cast<size_t>(nb * V)), logp(static_cast<size_t>(V));
+    std::vector<int32_t> step(static_cast<size_t>(nb));
+    forward_trace trace;
+    trace.want_cross = p.output_attentions;
+    for (int64_t cur = 1; cur < L;) {
+        check_cancel(cancel);
+        for (int64_t b = 0; b < nb; ++b) step[size_t(b)] = running[size_t(b)].ids.back();
+        trace.cross_attention.clear();
+        const std::span<const float> logits = lm.decode(st, step, false, p.output_attentions ? &trace : nullptr, cancel);
+        for (int64_t b = 0; b < nb; ++b) {
+            log_softmax(logits.subspan(size_t(b * V), size_t(V)), logp);
+            process(p, running[size_t(b)].ids, logp, L);
+            for (int64_t t = 0; t < V; ++t) acc[size_t(b * V + t)] = logp[size_t(t)] + running[size_t(b)].score;
+        }
+        // the 2·num_beams best continuations over (beam, token)
+        const std::vector<int32_t> best = top(acc, keep);
+        std::vector<beam> cand(best.size());
+        std::vector<float> run_lp(best.size()), fin_lp(best.size());
+        std::vector<int32_t> parent(best.size());
+        std::vector<bool> hit(best.size());
+        for (size_t i = 0; i < best.size(); ++i) {
+            const int32_t src = int32_t(best[i] / V), tok = int32_t(best[i] % V);
+            const float s = acc[size_t(best[i])];
+            parent[i] = src;
+            cand[i].ids = running[size_t(src)].ids;
+            cand[i].ids.push_back(tok);
+            if (p.output_attentions) {
+                cand[i].attention = running[size_t(src)].attention;
+                cand[i].attention.push_back(step_attention(trace, src, per_layer));
+            }
+            hit[i] = tok == p.eos_token_id || cur + 1 >= L;  // ends here: EOS, or the length limit
+            run_lp[i] = s + (hit[i] ? -kLarge : 0.0f);
+            // a candidate enters the finished list only if it ends here and ranks among the first num_beams
+            const bool just = hit[i] && int64_t(i) < nb;
+            float f = s / float(std::pow(double(cur), double(lp)));
+            const bool all_done = std::all_of(fin.begin(), fin.end(), [](const beam& x) { return x.done; });
+            if (all_done && p.early_stopping == seq2seq_params::stopping::early) f -= kLarge;
+            if (!unsatisfied) f -= kLarge;
+            if (!just) f -= kLarge;
+            fin_lp[i] = f;
+            cand[i].done = just;
+        }
+        // the running beams: the best num_beams candidates that did not end
+        const std::vector<int32_t> next = top(run_lp, nb);
+        std::vector<beam> new_running(static_cast<size_t>(nb));
+        std::vector<int32_t> parents(static_cast<size_t>(nb));
+        for (int64_t b = 0; b < nb; ++b) {
+            const size_t i = size_t(next[size_t(b)]);
+            new_running[size_t(b)] = {cand[i].ids, run_lp[i], false, cand[i].attention};
+            parents[size_t(b)] = parent[i];
+        }
+        st.self.reorder(parents);
+        // the finished list: the best num_beams of the old list and the new entries
+        std::vector<float> merged_scores;
+        for (const beam& f : fin) merged_scores.push_back(f.score);
+        merged_scores.insert(merged_scores.end(), fin_lp.begin(), fin_lp.end());
+        std::vector<beam> new_fin(static_cast<size_t>(nb));
+        const std::vector<int32_t> order = top(merged_scores, nb);
+        for (int64_t k = 0; k < nb; ++k) {
+            const size_t i = size_t(order[size_t(k)]);
+            if (i < size_t(nb)) new_fin[size_t(k)] = fin[i];
+            else new_fin[size_t(k)] = {cand[i - size_t(nb)].ids, merged_scores[i], cand[i - size_t(nb)].done, cand[i - size_t(nb)].attention};
+        }
+        fin = std::move(new_fin);
+        running = std::move(new_running);
+        ++cur;
+        // can a running beam still beat the worst finished hypothesis?
+        const bool all_done = std::all_of(fin.begin(), fin.end(), [](const beam& x) { return x.done; });
+        const double length = p.early_stopping == seq2seq_params::stopping::never && lp > 0 ? double(L - 1) : double(cur - 1);
+        const float best_running = running[0].score / float(std::pow(length, double(lp)));
+        float worst = kInf;
+        for (const beam& f : fin) worst = std::min(worst, f.score);
+        bool can_improve = false;
+        for (const beam& f : fin) can_improve = can_improve || best_running > (f.done ? worst : -kLarge);
+        unsatisfied = unsatisfied && can_improve;
+        const bool all_hit = std::all_of(hit.begin(), hit.end(), [](bool h) { return h; });
+        if (!unsatisfied || (all_done && p.early_stopping == seq2seq_params::stopping::early) || all_hit) break;
+    }
+    std::vector<seq2seq_hypothesis> out;
+    for (int64_t k = 0; k < p.num_return_sequences; ++k) {
+        beam& f = fin[size_t(k)];
+        seq2seq_hypothesis h;
+        h.ids = std::move(f.ids);
+        const bool eos = h.ids.size() > 1 && h.ids.back() == p.eos_token_id;
+        if (!eos)  // Hugging Face's rows are padded after their end: trailing padding is not generated text
+            while (h.ids.size() > 1 && h.ids.back() == p.pad_token_id) h.ids.pop_back(), f.attention.pop_back();
+        h.score = f.score;
+        h.finish_reason = eos ? "eos" : "length";
+        h.cross_attention = std::move(f.attention);
+        out.push_back(std::move(h));
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hparams& hp, std::span<const int32_t> source, const seq2seq_params& p,
+                                                 const seq2seq_stream& on_token, const cancel_fn* cancel) {
+    if (p.decoder_start_token_id < 0 || p.decoder_start_token_id >= hp.n_vocab)
+        throw error("generation: decoder_start_token_id " + std::to_string(p.decoder_start_token_id) + " is not a token of the model (its config.json must give one)");
+    if (p.num_beams < 1 || p.num_return_sequences < 1 || p.num_return_sequences > p.num_beams)
+        throw error("generation: num_return_sequences (" + std::to_string(p.num_return_sequences) + ") must be in [1, num_beams = " + std::to_string(p.num_beams) + "]");
+    // max_length counts the start token; the decoder reads positions 0 … max_length − 2
+    const int64_t new_tokens = std::min(p.max_new_tokens, hp.n_ctx);
+    const int64_t max_length = new_tokens + 1;
+    if (new_tokens < 1) return {seq2seq_hypothesis{{p.decoder_start_token_id}, 0.0, "length", {}}};
+    seq2seq_state st = lm.encode_source(source, max_length - 1, p.num_beams, nullptr, cancel);
+    const int64_t per_layer = hp.n_dec_head * st.n_source();
+    if (p.num_beams == 1) return greedy(lm, st, p, max_length, per_layer, on_token, cancel);
+    return beam_search(lm, hp.n_vocab, st, p, max_length, per_layer, cancel);
+}
+
+json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const std::vector<std::string>& texts, const json& options,
+                      const cancel_fn* cancel) {
+    const seq2seq_lm* lm = pm.m().as_seq2seq_lm();
+    if (!lm) {
+        std::string can;
+        for (auto& t : supported_tasks(pm.m())) can += (can.empty() ? "" : ", ") + t;
+        throw error(task + " needs an encoder–decoder model (Marian); this model (" + pm.hp().arch + ") supports: " + (can.empty() ? "no task" : can));
+    }
+    const seq2seq_params p = parse_seq2seq_options(options, pm.seq2seq, task.c_str());
+    const char* key = task == "translation" ? "translation_text" : "generated_text";
+    const tokenizer& tok = *pm.tok;
+    json results = json::array();
+    for (size_t i = 0; i < texts.size(); ++i) {
+        const std::string which = input_label("text", i, texts.size());
+        check_text_size(texts[i], which);
+        const std::vector<int32_t> source = tok.encode(texts[i], true);
+        if (source.empty()) throw error(which + task + ": the text has no tokens");
+        if (int64_t(source.size()) > pm.hp().n_ctx)
+            throw error(which + task + ": the text is " + std::to_string(source.size()) + " tokens, the model reads at most " + std::to_string(pm.hp().n_ctx));
+        json list = json::array();
+        for (seq2seq_hypothesis& h : seq2seq_generate(*lm, pm.hp(), source, p, {}, cancel)) {
+            std::vector<int32_t> generated(h.ids.begin() + 1, h.ids.end());
+            json r = {{key, tok.decode(generated, p.skip_special_tokens)}, {"score", h.score}, {"finish_reason", h.finish_reason}, {"token_ids", generated}};
+            if (p.output_attentions) {
+                const int64_t L = pm.hp().n_dec_layer, H = pm.hp().n_dec_head, S = int64_t(source.size());
+                json src = json::array(), tgt = json::array(), weights = json::array();
+                for (int32_t id : source) src.push_back(tok.token_bytes(id));
+                for (int32_t id : generated) tgt.push_back(tok.token_bytes(id));
+                for (const auto& step : h.cross_attention) {
+                    json layers = json::array();
+                    for (int64_t l = 0; l < L; ++l) {
+                        json heads = json::array();
+                        for (int64_t hd = 0; hd < H; ++hd) {
+                            const float* row = step.data() + (l * H + hd) * S;
+                            heads.push_back(std::vector<float>(row, row + S));
+                        }
+                        layers.push_back(std::move(heads));
+                    }
+                    weights.push_back(std::move(layers));
+                }
+                r["cross_attentions"] = {{"source_tokens", src}, {"target_tokens", tgt}, {"layers", L}, {"heads", H}, {"weights", weights}};
+            }
+            list.push_back(std::move(r));
+        }
+        results.push_back(std::move(list));
+    }
+    return {{"results", results}};
+}
+
+}  // namespace wf

@@ -1,0 +1,45 @@
+// Generation with an encoder–decoder (translation, text2text-generation), as Hugging Face's generate(): the encoder
+// runs once; the decoder starts from decoder_start_token_id and continues with its KV cache, the cross-attention's
+// keys and values computed once per source. Greedy (arg-max), sampling, or beam search (num_beams, length_penalty,
+// early_stopping, num_return_sequences), after the logits processors in Hugging Face's order: no_repeat_ngram_size,
+// bad_words_ids, forced_eos_token_id, then renormalize_logits.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "nn/model.h"
+#include "tasks/options.h"
+#include "tasks/pipeline.h"
+
+namespace wf {
+
+struct seq2seq_hypothesis {
+    std::vector<int32_t> ids;  // the decoder start token first, then the generated tokens (EOS last when it ended there)
+    // beam search: Hugging Face's sequences_scores, sum(log p) / generated_length^length_penalty (the length counts
+    // EOS, not the start token); greedy and sampling: sum(log p) of the chosen tokens under the unprocessed logits
+    double score = 0;
+    std::string finish_reason;  // "eos" or "length"
+    // with output_attentions: per generated token (ids[1…]) the cross-attention of the decoder position that chose
+    // it, (n_dec_layer, n_dec_head, S) each, row-major
+    std::vector<std::vector<float>> cross_attention;
+};
+
+// Called with each token greedy or sampling chooses, as it is chosen (never during beam search, whose tokens are
+// known only at the end). Returns nothing; cancel is checked between layers and steps.
+using seq2seq_stream = std::function<void(int32_t id)>;
+
+// The num_return_sequences best hypotheses for one source sequence (the tokenizer's ids, </s> included).
+std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hparams& hp, std::span<const int32_t> source, const seq2seq_params& p,
+                                                 const seq2seq_stream& on_token = {}, const cancel_fn* cancel = nullptr);
+
+// translation / text2text-generation on {"texts": [...]}: {"results": [per text: [per returned sequence: {
+// translation_text | generated_text, score, finish_reason, token_ids (after the start token), and with
+// output_attentions: cross_attentions: {source_tokens, target_tokens, layers, heads, weights[token][layer][head][source]}
+// }]]}. Options: parse_seq2seq_options over the model's defaults.
+json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const std::vector<std::string>& texts, const json& options,
+                      const cancel_fn* cancel = nullptr);
+
+}  // namespace wf

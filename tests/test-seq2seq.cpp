@@ -1,0 +1,215 @@
+// Encoder–decoder translation (Marian): the tokenizer (source.spm / target.spm / vocab.json), every layer of the
+// encoder and decoder, the cached decoder against the whole-prefix pass, greedy and beam search (num_beams,
+// length_penalty, early_stopping, no_repeat_ngram_size, num_return_sequences, bad words, forced EOS) and the
+// cross-attention weights — all against the PyTorch reference (tools/reference/marian.py) on random-weight models
+// in Hugging Face's layout (tools/reference/make_marian_fixtures.py: tests/data/marian-tiny*/expected.json).
+#include <catch2/catch.hpp>
+
+#include "helpers.h"
+#include "tasks/seq2seq.h"
+
+namespace {
+
+struct fixture {
+    wf::pipeline_model pm;
+    wf::json expected;
+};
+
+const fixture& marian(const std::string& name) {
+    static std::map<std::string, std::unique_ptr<fixture>> loaded;
+    auto& f = loaded[name];
+    if (!f) {
+        auto files = wft::read_dir(wft::data_path("fixtures/" + name));
+        const auto bytes = wft::read_file(wft::data_path("fixtures/" + name + "/expected.json"));
+        files->remove("expected.json");
+        f = std::make_unique<fixture>(fixture{wf::load_pipeline_model(files), wf::json::parse(bytes.begin(), bytes.end())});
+    }
+    return *f;
+}
+
+std::vector<float> flat(const wf::json& nested) {
+    std::vector<float> out;
+    auto walk = [&](const wf::json& j, auto& self) -> void {
+        if (j.is_array())
+            for (const auto& x : j) self(x, self);
+        else
+            out.push_back(j.get<float>());
+    };
+    walk(nested, walk);
+    return out;
+}
+
+// |a − b| relative to the reference's scale (the largest |b|, at least 1)
+double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    REQUIRE(a.size() == b.size());
+    double scale = 1;
+    for (float x : b) scale = std::max(scale, double(std::fabs(x)));
+    return wft::max_abs_diff(a.data(), b.data(), a.size()) / scale;
+}
+
+const char* kFixtures[] = {"marian-tiny", "marian-tiny-relu"};
+
+}  // namespace
+
+TEST_CASE("Marian's tokenizer: source.spm pieces looked up in vocab.json, </s> after, as MarianTokenizer", "[seq2seq][tokenizer]") {
+    for (const char* name : kFixtures) {
+        const fixture& f = marian(name);
+        INFO(name);
+        for (const auto& c : f.expected["tokenize"]) {
+            const std::string text = c["text"];
+            INFO("text: " << text);
+            CHECK(f.pm.tok->encode(text, true) == c["ids"].get<std::vector<int32_t>>());
+        }
+        for (const auto& c : f.expected["decode"]) {
+            const auto ids = c["ids"].get<std::vector<int32_t>>();
+            CHECK(f.pm.tok->decode(ids, true) == c["text"].get<std::string>());
+        }
+    }
+}
+
+TEST_CASE("Marian's encoder and decoder: every layer and the logits equal the PyTorch reference's", "[seq2seq][models]") {
+    for (const char* name : kFixtures) {
+        const fixture& f = marian(name);
+        INFO(name);
+        const auto& fw = f.expected["forward"];
+        const auto src = fw["input_ids"].get<std::vector<int32_t>>();
+        const auto dec = fw["decoder_input_ids"].get<std::vector<int32_t>>();
+        const wf::seq2seq_lm& lm = *f.pm.m().as_seq2seq_lm();
+        const int64_t E = f.pm.hp().n_embd, V = f.pm.hp().n_vocab, T = int64_t(dec.size());
+
+        wf::forward_trace enc_trace;
+        enc_trace.want_hidden = true;
+        wf::seq2seq_state st = lm.encode_source(src, T, 1, &enc_trace);
+        REQUIRE(enc_trace.hidden.size() == fw["encoder_hidden_states"].size());
+        for (size_t l = 0; l < enc_trace.hidden.size(); ++l) {
+            INFO("encoder hidden state " << l);
+            CHECK(rel_diff(enc_trace.hidden[l], flat(fw["encoder_hidden_states"][l])) < 1e-5);
+        }
+        // the whole target prefix in one pass
+        wf::forward_trace dec_trace;
+        dec_trace.want_hidden = true;
+        const auto logits = lm.decode(st, dec, true, &dec_trace);
+        REQUIRE(dec_trace.hidden.size() == fw["decoder_hidden_states"].size());
+        for (size_t l = 0; l < dec_trace.hidden.size(); ++l) {
+            INFO("decoder hidden state " << l);
+            CHECK(rel_diff(dec_trace.hidden[l], flat(fw["decoder_hidden_states"][l])) < 1e-5);
+        }
+        const std::vector<float> want = flat(fw["logits"]);
+        CHECK(rel_diff(std::vector<float>(logits.begin(), logits.end()), want) < 1e-5);
+
+        // one token at a time through the cache: each step's logits are the whole pass's row
+        wf::seq2seq_state st2 = lm.encode_source(src, T, 1);
+        for (int64_t t = 0; t < T; ++t) {
+            const auto row = lm.decode(st2, std::span<const int32_t>(&dec[size_t(t)], 1));
+            CHECK(rel_diff(std::vector<float>(row.begin(), row.end()), std::vector<float>(want.begin() + t * V, want.begin() + (t + 1) * V)) < 1e-5);
+        }
+        (void)E;
+    }
+}
+
+TEST_CASE("Marian generation: greedy and beam search give the reference's sequences and scores", "[seq2seq][generation]") {
+    for (const char* name : kFixtures) {
+        const fixture& f = marian(name);
+        const wf::seq2seq_lm& lm = *f.pm.m().as_seq2seq_lm();
+        int n = 0;
+        for (const auto& c : f.expected["generate"]) {
+            INFO(name << " case " << n++ << ": " << c["options"].dump());
+            const wf::seq2seq_params p = wf::parse_seq2seq_options(c["options"], f.pm.seq2seq, "translation");
+            const auto src = c["source_ids"].get<std::vector<int32_t>>();
+            const auto got = wf::seq2seq_generate(lm, f.pm.hp(), src, p);
+            const auto& want = c["sequences"];
+            REQUIRE(got.size() == want.size());
+            for (size_t k = 0; k < got.size(); ++k) {
+                CHECK(got[k].ids == want[k].get<std::vector<int32_t>>());
+                if (c.contains("scores") && p.num_beams > 1) CHECK(std::fabs(got[k].score - c["scores"][k].get<double>()) < 1e-4);
+            }
+        }
+        CHECK(n >= 10);
+    }
+}
+
+TEST_CASE("Marian generation: each generated token's cross-attention over the source is the reference's", "[seq2seq][generation]") {
+    for (const char* name : kFixtures) {
+        const fixture& f = marian(name);
+        INFO(name);
+        const auto& ca = f.expected["cross_attention"];
+        wf::seq2seq_params p = wf::parse_seq2seq_options({{"num_beams", 1}, {"output_attentions", true}, {"max_new_tokens", 12}}, f.pm.seq2seq, "translation");
+        const auto src = ca["source_ids"].get<std::vector<int32_t>>();
+        const auto got = wf::seq2seq_generate(*f.pm.m().as_seq2seq_lm(), f.pm.hp(), src, p);
+        REQUIRE(got.size() == 1);
+        CHECK(got[0].ids == ca["sequence"].get<std::vector<int32_t>>());
+        REQUIRE(got[0].cross_attention.size() == ca["weights"].size());
+        for (size_t t = 0; t < got[0].cross_attention.size(); ++t) {
+            INFO("generated token " << t);
+            CHECK(rel_diff(got[0].cross_attention[t], flat(ca["weights"][t])) < 1e-5);
+        }
+    }
+}
+
+TEST_CASE("translation task: texts in, transformers.js's fields out; beams and streaming agree with the core", "[seq2seq][tasks]") {
+    const fixture& f = marian("marian-tiny");
+    const std::vector<std::string> texts = {"In the beginning God created the heaven and the earth.", "And God said, Let there be light."};
+    const wf::json r = wf::run_seq2seq_task(f.pm, "translation", texts, {{"num_beams", 3}, {"num_return_sequences", 2}, {"max_new_tokens", 8}});
+    REQUIRE(r["results"].size() == 2);
+    for (size_t i = 0; i < texts.size(); ++i) {
+        const auto& list = r["results"][i];
+        REQUIRE(list.size() == 2);
+        CHECK(list[0]["score"].get<double>() >= list[1]["score"].get<double>());
+        const auto ids = list[0]["token_ids"].get<std::vector<int32_t>>();
+        CHECK(list[0]["translation_text"].get<std::string>() == f.pm.tok->decode(ids, true));
+    }
+    // text2text-generation names its field generated_text; output_attentions adds the source and target tokens
+    const wf::json g = wf::run_seq2seq_task(f.pm, "text2text-generation", {texts[1]}, {{"num_beams", 1}, {"output_attentions", true}, {"max_new_tokens", 5}});
+    const auto& h = g["results"][0][0];
+    CHECK(h.contains("generated_text"));
+    const auto& ca = h["cross_attentions"];
+    CHECK(ca["source_tokens"].size() == f.pm.tok->encode(texts[1]).size());
+    CHECK(ca["weights"].size() == h["token_ids"].size());
+    CHECK(ca["weights"][0].size() == size_t(f.pm.hp().n_dec_layer));
+}
+
+TEST_CASE("translation: clear errors for bad options and inputs, and the model stays usable", "[seq2seq][tasks][errors]") {
+    const fixture& f = marian("marian-tiny");
+    const std::vector<std::string> one = {"Hello"};
+    auto fails = [&](const wf::json& o, const std::string& what) {
+        INFO(o.dump());
+        CHECK_THROWS_WITH(wf::run_seq2seq_task(f.pm, "translation", one, o), Catch::Contains(what));
+    };
+    fails({{"num_beams", 2}, {"num_return_sequences", 3}}, "num_return_sequences (3) must not exceed num_beams (2)");
+    fails({{"num_beams", 0}}, "num_beams = 0 is outside [1, 64]");
+    fails({{"early_stopping", "sometimes"}}, "early_stopping must be true, false or \"never\"");
+    fails({{"num_beam", 2}}, "did you mean \"num_beams\"");
+    fails({{"max_length", 5}}, "use max_new_tokens");
+    fails({{"do_sample", true}, {"num_beams", 2}}, "give num_beams: 1 to sample");
+    fails({{"bad_words_ids", {1, 2}}}, "bad_words_ids must be a list of non-empty lists of token ids");
+    const wf::seq2seq_lm& lm = *f.pm.m().as_seq2seq_lm();
+    CHECK_THROWS_WITH(lm.encode_source(std::vector<int32_t>{0, int32_t(f.pm.hp().n_vocab)}, 4), Catch::Contains("token id " + std::to_string(f.pm.hp().n_vocab) + " is out of range"));
+    CHECK_THROWS_WITH(lm.encode_source(std::vector<int32_t>(size_t(f.pm.hp().n_ctx + 1), 0), 4), Catch::Contains("the model takes at most"));
+    wf::seq2seq_state st = lm.encode_source(std::vector<int32_t>{5, 0}, 2);
+    lm.decode(st, std::vector<int32_t>{1});
+    lm.decode(st, std::vector<int32_t>{1});
+    CHECK_THROWS_WITH(lm.decode(st, std::vector<int32_t>{1}), Catch::Contains("exceed the capacity of 2"));
+    // sampling is seeded: the same seed, the same translation
+    const wf::json s = {{"num_beams", 1}, {"do_sample", true}, {"seed", 7}, {"max_new_tokens", 6}};
+    CHECK(wf::run_seq2seq_task(f.pm, "translation", one, s) == wf::run_seq2seq_task(f.pm, "translation", one, s));
+    // a causal model has no translation
+    CHECK_THROWS_WITH(wf::run_seq2seq_task(wft::fixture_model("gpt2-tiny"), "translation", one, wf::json::object()),
+                      Catch::Contains("needs an encoder–decoder model"));
+}
+
+TEST_CASE("Marian's config.json: what the engine does not run is refused by name", "[seq2seq][loaders][errors]") {
+    auto with = [](const std::string& key, const wf::json& value) {
+        auto files = wft::read_dir(wft::data_path("fixtures/marian-tiny"));
+        wf::json c = wf::json::parse(files->text("config.json"));
+        c[key] = value;
+        const std::string text = c.dump();
+        files->remove("config.json");
+        files->add("config.json", std::vector<uint8_t>(text.begin(), text.end()));
+        return files;
+    };
+    CHECK_THROWS_WITH(wf::load_pipeline_model(with("normalize_before", true)), Catch::Contains("config.json: normalize_before = true is not supported"));
+    CHECK_THROWS_WITH(wf::load_pipeline_model(with("decoder_vocab_size", 7)), Catch::Contains("decoder_vocab_size 7 differs from vocab_size"));
+    CHECK_THROWS_WITH(wf::load_pipeline_model(with("decoder_attention_heads", 5)), Catch::Contains("not a multiple of the number of decoder attention heads (5)"));
+    CHECK_THROWS_WITH(wf::load_pipeline_model(with("scale_embedding", "yes")), Catch::Contains("config.json: scale_embedding must be true or false"));
+    CHECK_THROWS_WITH(wf::load_pipeline_model(with("decoder_start_token_id", 1 << 24)), Catch::Contains("decoder_start_token_id"));
+}
