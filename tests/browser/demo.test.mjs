@@ -24,12 +24,12 @@ async function startServer(extra = []) {
   return { url: `http://127.0.0.1:${port}`, close: () => child.kill() };
 }
 
-async function openDemo(server) {
+async function openDemo(server, extra = '') {
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = await watch(context, page, (u) => u.hostname === '127.0.0.1' || u.protocol === 'data:' || u.protocol === 'blob:');
   const q = MODELS === 'fixtures' ? '?bert=/tests/data/fixtures/bert-tiny/&gpt2=/tests/data/fixtures/gpt2-tiny/&embed=/tests/data/fixtures/bert-tiny-st/' : '';
-  await page.goto(`${server.url}/web/demo/${q}`);
+  await page.goto(`${server.url}/web/demo/${q}${extra ? (q ? '&' : '?') + extra : ''}`);
   await page.waitForSelector('body[data-ready="true"]', { timeout: 60000 });
   return { page, context, problems };
 }
@@ -153,3 +153,47 @@ for (const isolation of [true, false]) {
     }
   });
 }
+
+// A translation model given by URL (the random-weight Marian fixture: its words are noise, the mechanics are not):
+// the first visit translates the example with its cross-attention drawn; the alignment picker offers the average,
+// each layer and each head; a greedy translation equals the package's own.
+test('demo translates with a Marian model and draws the cross-attention alignment', async () => {
+  const server = await startServer();
+  try {
+    const { page, context, problems } = await openDemo(server, 'translate=/tests/data/fixtures/marian-tiny/');
+    assert.ok(await page.$eval('#tr-output', (o) => o.dataset.finish));
+    assert.ok((await page.textContent('#tr-output')).length > 0);
+    const coloured = () => page.$eval('#tr-canvas', (c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] < 250 && d[i + 2] > 200) n++;
+      return n;
+    });
+    assert.ok(await coloured() > 100, 'alignment drawn');
+    // marian-tiny: 3 decoder layers × 4 heads
+    assert.equal(await page.$$eval('#tr-layer option', (o) => o.length), 1 + 3 + 12);
+    await page.selectOption('#tr-layer', 'h5');
+    assert.match(await page.$eval('#tr-canvas', (c) => c.getAttribute('aria-label')), /layer 2, head 2/);
+    assert.ok(await coloured() > 100);
+    // greedy, as the API gives it
+    await page.selectOption('#tr-beams', '1');
+    await page.fill('#tr-text', 'In the beginning God created the heaven and the earth.');
+    await page.$eval('#tr-output', (o) => delete o.dataset.finish);
+    await page.click('#tr-run');
+    await page.waitForFunction(() => document.querySelector('#tr-output').dataset.finish);
+    const shown = await page.textContent('#tr-output');
+    const api = await page.evaluate(async () => {
+      const { Model } = await import('/web/src/index.js');
+      const m = await Model.load('/tests/data/fixtures/marian-tiny/');
+      const [[h]] = await m.translate('In the beginning God created the heaven and the earth.', { num_beams: 1, max_new_tokens: 128 });
+      await m.dispose();
+      return h.translation_text;
+    });
+    assert.equal(shown, api);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'demo-translate.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+    await context.close();
+  } finally {
+    server.close();
+  }
+});

@@ -1,5 +1,5 @@
-// The demo page: fill-mask, streamed continuation, chat, encoder tasks, attention heatmap, model picker. All inference runs in the
-// package's Web Worker, so the page stays responsive.
+// The demo page: fill-mask, streamed continuation, chat, translation with its alignment, encoder tasks, attention
+// heatmap, model picker. All inference runs in the package's Web Worker, so the page stays responsive.
 import { Model } from '../src/index.js';
 
 const $ = (id) => document.getElementById(id);
@@ -19,9 +19,10 @@ const BUNDLED = {
   gpt2: params.get('gpt2') ?? embedded('gpt2') ?? new URL('../../models/wasmformer-gpt2-mini/', import.meta.url).href,
   embed: params.get('embed') ?? embedded('embed') ?? new URL('../../models/wasmformer-embed-mini/', import.meta.url).href,
   chat: params.get('chat') ?? embedded('chat') ?? new URL('../../models/wasmformer-chat-mini/', import.meta.url).href,
+  translate: params.get('translate') ?? embedded('translate'),  // no bundled translation model yet
 };
 
-const state = { fm: null, gen: null, chat: null, messages: [], enc: null, attention: null, tokens: [], running: null };
+const state = { fm: null, gen: null, chat: null, messages: [], enc: null, tr: null, alignment: null, attention: null, tokens: [], running: null };
 // The encoder tasks the "Understand the text" box runs, and what its two text boxes mean for each.
 const ENCODER_TASKS = {
   'feature-extraction': ['Similarity: query', 'Sentences to rank, one per line'],
@@ -58,6 +59,10 @@ async function loadModel(source, label) {
     } else if (info.tasks.includes('text-generation')) {
       await state.gen?.dispose();
       state.gen = m;
+    } else if (info.tasks.includes('translation')) {
+      await state.tr?.dispose();
+      state.tr = m;
+      $('tr-hint').textContent = `${label[0].toUpperCase() + label.slice(1)}: ${info.architecture}, ${info.n_layer} encoder layers × ${info.n_embd} wide. The matrix shows which source tokens each translated token attended to (cross-attention).`;
     } else if (info.tasks.some((t) => t in ENCODER_TASKS)) {
       await state.enc?.dispose();
       state.enc = m;
@@ -67,7 +72,7 @@ async function loadModel(source, label) {
       encoderTaskChanged();
     } else {
       await m.dispose();
-      throw new Error(`this demo shows fill-mask, text-generation and encoder tasks; the model supports ${info.tasks.join(', ') || 'no task'}`);
+      throw new Error(`this demo shows fill-mask, text-generation, translation and encoder tasks; the model supports ${info.tasks.join(', ') || 'no task'}`);
     }
     $('progress').value = 100;
     let cached = '';
@@ -264,6 +269,71 @@ async function runChat() {
   }
 }
 
+// ------------------------------------------------------------------------------------------------ translation
+async function runTranslate() {
+  if (!state.tr) return setStatus('tr-speed', 'No translation model loaded.');
+  const t0 = performance.now();
+  try {
+    const [[best]] = await state.tr.translate($('tr-text').value, { num_beams: Number($('tr-beams').value), output_attentions: true, max_new_tokens: 128 });
+    $('tr-output').textContent = best.translation_text;
+    $('tr-output').dataset.finish = best.finish_reason;
+    state.alignment = best.cross_attentions;
+    const { layers, heads } = best.cross_attentions;
+    const keep = $('tr-layer').value;
+    $('tr-layer').replaceChildren(new Option('average of every layer and head', 'avg'),
+      ...Array.from({ length: layers }, (_, l) => new Option(`layer ${l + 1}, heads averaged`, `l${l}`)),
+      ...Array.from({ length: layers * heads }, (_, k) => new Option(`layer ${Math.floor(k / heads) + 1}, head ${(k % heads) + 1}`, `h${k}`)));
+    if ([...$('tr-layer').options].some((o) => o.value === keep)) $('tr-layer').value = keep;
+    drawAlignment();
+    setStatus('tr-speed', `${best.token_ids.length} tokens in ${Math.round(performance.now() - t0)} ms`);
+  } catch (e) {
+    $('tr-output').textContent = e.message;
+  }
+}
+
+// The cross-attention as a matrix: a row per translated token, a column per source token, darker = more attention;
+// averaged over every layer and head, over one layer's heads, or one head.
+function drawAlignment() {
+  const a = state.alignment;
+  const canvas = $('tr-canvas');
+  const ctx = canvas.getContext('2d');
+  if (!a) return ctx.clearRect(0, 0, canvas.width, canvas.height);
+  const S = a.source_tokens.length, T = a.target_tokens.length;
+  const pick = $('tr-layer').value;
+  const cellOf = (t, s) => {
+    let sum = 0, n = 0;
+    a.weights[t].forEach((layer, l) => layer.forEach((head, h) => {
+      if (pick === 'avg' || pick === `l${l}` || pick === `h${l * a.heads + h}`) sum += head[s], n++;
+    }));
+    return sum / n;
+  };
+  const margin = 100, cell = Math.max(10, Math.min(28, Math.floor(560 / Math.max(S, T))));
+  canvas.width = margin + S * cell + 80;
+  canvas.height = margin + T * cell + 4;
+  ctx.clearRect(0, 0, canvas.width, canvas.height);
+  ctx.font = '11px system-ui';
+  ctx.fillStyle = '#333';
+  a.source_tokens.forEach((tok, s) => {
+    ctx.save();
+    ctx.translate(margin + s * cell + cell * 0.7, margin - 4);
+    ctx.rotate(-Math.PI / 3);
+    ctx.textAlign = 'left';
+    ctx.fillText(tok.trim().slice(0, 14) || '␣', 0, 0);
+    ctx.restore();
+  });
+  a.target_tokens.forEach((tok, t) => {
+    ctx.textAlign = 'right';
+    ctx.fillStyle = '#333';
+    ctx.fillText(tok.trim().slice(0, 14) || '␣', margin - 4, margin + t * cell + cell * 0.7);
+    for (let s = 0; s < S; ++s) {
+      const v = Math.round(255 * (1 - Math.sqrt(cellOf(t, s))));
+      ctx.fillStyle = `rgb(${v},${v},255)`;
+      ctx.fillRect(margin + s * cell, margin + t * cell, cell - 1, cell - 1);
+    }
+  });
+  canvas.setAttribute('aria-label', `Cross-attention: ${T} translated tokens (rows) over ${S} source tokens (columns), ${$('tr-layer').selectedOptions[0]?.text ?? ''}`);
+}
+
 // ---------------------------------------------------------------------------------------------- encoder tasks
 function encoderTaskChanged() {
   const [a, b] = ENCODER_TASKS[$('enc-task').value] ?? ['Text', null];
@@ -320,6 +390,8 @@ async function runEncoder() {
 
 // ---------------------------------------------------------------------------------------------------- wiring
 $('enc-run').addEventListener('click', runEncoder);
+$('tr-run').addEventListener('click', runTranslate);
+$('tr-layer').addEventListener('change', drawAlignment);
 $('enc-task').addEventListener('change', encoderTaskChanged);
 $('fill-run').addEventListener('click', runFill);
 $('gen-run').addEventListener('click', runGenerate);
@@ -346,6 +418,7 @@ async function main() {
   await loadModel(BUNDLED.embed, 'the bundled embedding model');
   await loadModel(BUNDLED.chat, 'the bundled chat model');
   await loadModel(BUNDLED.gpt2, 'the bundled GPT-2 model');
+  if (BUNDLED.translate) await loadModel(BUNDLED.translate, 'the translation model');
   const how = await (state.gen ?? state.fm)?.engineInfo();
   if (how) setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, ${how.threading}. ${offline}`);
   // first visit: every box shows its example's result without a click
@@ -353,6 +426,7 @@ async function main() {
   if (state.enc) await runEncoder();
   if (state.chat) await runChat();
   if (state.gen) await runGenerate();
+  if (state.tr) await runTranslate();
   document.body.dataset.ready = 'true';
 }
 main();
