@@ -1,8 +1,9 @@
-// Encoder–decoder translation (Marian): the tokenizer (source.spm / target.spm / vocab.json), every layer of the
-// encoder and decoder, the cached decoder against the whole-prefix pass, greedy and beam search (num_beams,
-// length_penalty, early_stopping, no_repeat_ngram_size, num_return_sequences, bad words, forced EOS) and the
-// cross-attention weights — all against the PyTorch reference (tools/reference/marian.py) on random-weight models
-// in Hugging Face's layout (tools/reference/make_marian_fixtures.py: tests/data/marian-tiny*/expected.json).
+// Encoder–decoders (Marian, T5): the tokenizers (source.spm / target.spm / vocab.json; T5's spiece.model with its
+// sentinels), every layer of the encoder and decoder, the cached decoder against the whole-prefix pass, greedy and
+// beam search (num_beams, length_penalty, early_stopping, no_repeat_ngram_size, num_return_sequences, bad words,
+// forced EOS) and the cross-attention weights — all against the PyTorch references (tools/reference/marian.py,
+// t5.py) on random-weight models in Hugging Face's layouts (tools/reference/make_marian_fixtures.py and
+// make_t5_fixtures.py: tests/data/fixtures/{marian,t5}-tiny*/expected.json).
 #include <catch2/catch.hpp>
 
 #include "helpers.h"
@@ -47,7 +48,9 @@ double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
     return wft::max_abs_diff(a.data(), b.data(), a.size()) / scale;
 }
 
-const char* kFixtures[] = {"marian-tiny", "marian-tiny-relu"};
+// Marian (post-LN, sinusoidal positions) and T5 (pre-RMS-norm, relative position buckets; v1.0's ReLU and tied,
+// scaled head; flan-t5's gated GELU, own head, d_kv ≠ d_model / heads): the same tests, the same expected.json
+const char* kFixtures[] = {"marian-tiny", "marian-tiny-relu", "t5-tiny", "t5-tiny-gated"};
 
 }  // namespace
 
@@ -212,4 +215,34 @@ TEST_CASE("Marian's config.json: what the engine does not run is refused by name
     CHECK_THROWS_WITH(wf::load_pipeline_model(with("decoder_attention_heads", 5)), Catch::Contains("not a multiple of the number of decoder attention heads (5)"));
     CHECK_THROWS_WITH(wf::load_pipeline_model(with("scale_embedding", "yes")), Catch::Contains("config.json: scale_embedding must be true or false"));
     CHECK_THROWS_WITH(wf::load_pipeline_model(with("decoder_start_token_id", 1 << 24)), Catch::Contains("decoder_start_token_id"));
+}
+
+TEST_CASE("a translation session streams greedy tokens one step at a time; beams come whole; a cancelled step goes on", "[seq2seq][tasks]") {
+    const fixture& f = marian("marian-tiny");
+    const std::string text = "And God said, Let there be light.";
+    const wf::json greedy = {{"num_beams", 1}, {"max_new_tokens", 10}};
+    const wf::json whole = wf::run_seq2seq_task(f.pm, "translation", {text}, greedy);
+    wf::seq2seq_session s(f.pm, "translation", text, greedy);
+    std::vector<int32_t> streamed;
+    int cancels = 0;
+    const wf::cancel_fn stop_third = [&] { return ++cancels == 3; };  // the third poll cancels once
+    while (!s.finished()) {
+        try {
+            if (auto id = s.step(&stop_third)) streamed.push_back(*id);
+        } catch (const wf::cancelled&) {
+        }
+    }
+    CHECK(cancels > 3);
+    CHECK(streamed == whole["results"][0][0]["token_ids"].get<std::vector<int32_t>>());
+    CHECK(s.results()[0].ids.size() == streamed.size() + 1);
+    CHECK_FALSE(s.step());
+    // beam search: nothing streamed, the results at the end
+    const wf::json beams = {{"num_beams", 3}, {"num_return_sequences", 2}, {"max_new_tokens", 8}};
+    wf::seq2seq_session b(f.pm, "translation", text, beams);
+    CHECK_FALSE(b.step());
+    REQUIRE(b.finished());
+    const wf::json want = wf::run_seq2seq_task(f.pm, "translation", {text}, beams);
+    REQUIRE(b.results().size() == 2);
+    for (size_t k = 0; k < 2; ++k) CHECK(wf::seq2seq_hypothesis_json(f.pm, "translation", b.source_ids(), b.results()[k], b.params()) == want["results"][0][k]);
+    CHECK_THROWS_WITH(wf::seq2seq_session(wft::fixture_model("gpt2-tiny"), "translation", text, greedy), Catch::Contains("translation needs an encoder–decoder model"));
 }

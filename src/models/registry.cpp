@@ -9,7 +9,7 @@ namespace wf {
 namespace models {
 extern const architecture bert_architecture, albert_architecture, distilbert_architecture, roberta_architecture, electra_architecture, gpt2_architecture,
     llama_architecture, qwen2_architecture, mistral_architecture, gemma_architecture,
-    gemma2_architecture, phi3_architecture, modernbert_architecture, marian_architecture, openai_gpt_architecture;
+    gemma2_architecture, phi3_architecture, modernbert_architecture, marian_architecture, openai_gpt_architecture, t5_architecture;
 }
 
 namespace {
@@ -30,6 +30,7 @@ constexpr const architecture* kArchitectures[] = {
     &models::gemma2_architecture,
     &models::phi3_architecture,
     &models::marian_architecture,
+    &models::t5_architecture,
 };
 
 template <class Field>
@@ -104,7 +105,7 @@ int64_t estimate_memory(const hparams& hp, uint32_t caps, const tensor_source& s
     const double E = double(hp.n_embd), F = double(std::max(hp.n_ff, hp.n_dec_ff)), T = double(hp.n_ctx), L = double(hp.n_layer);
     const bool causal = caps & (cap_causal_lm | cap_seq2seq);
     // a seq2seq decoder: its own cache and the cross-attention keys and values of a full-length source
-    const double kv = caps & cap_seq2seq ? 4 * double(hp.n_dec_layer) * T * E * 4 : causal ? 2 * L * T * double(hp.n_head_kv * hp.head_dim()) * 4 : 0;
+    const double kv = caps & cap_seq2seq ? 4 * double(hp.n_dec_layer) * T * double(hp.n_dec_head * hp.head_dim()) * 4 : causal ? 2 * L * T * double(hp.n_head_kv * hp.head_dim()) * 4 : 0;
     // activations of a full-length pass; an encoder's attention weights (T × T per head) are kept for the trace,
     // a decoder's scores are one row per thread
     const double scratch = T * (6 * E + 2 * F) * 4 + (causal ? 0 : double(hp.n_head) * T * T * 4) + double(hp.n_vocab) * 4;

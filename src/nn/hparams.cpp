@@ -25,7 +25,7 @@ void validate_hparams(const hparams& hp, const std::string& what) {
         cap("decoder layer count", hp.n_dec_layer, 1, 128);
         cap("decoder attention heads", hp.n_dec_head, 1, 1024);
         cap("decoder feed-forward size", hp.n_dec_ff, 1, 65536);
-        if (hp.n_embd % hp.n_dec_head != 0)
+        if (hp.n_head_dim == 0 && hp.n_embd % hp.n_dec_head != 0)
             throw error(what + ": the hidden size (" + std::to_string(hp.n_embd) + ") is not a multiple of the number of decoder attention heads (" +
                         std::to_string(hp.n_dec_head) + ")");
         cap("decoder_start_token_id", hp.decoder_start_token_id, 0, hp.n_vocab - 1);

@@ -70,6 +70,9 @@ struct hparams {
     // token the decoder starts from
     int64_t n_dec_layer = 0, n_dec_head = 0, n_dec_ff = 0;
     int64_t decoder_start_token_id = -1;
+    // T5: the gated feed-forward (act(wi_0·x) ⊙ wi_1·x, "gated-gelu"), the relative position buckets
+    bool gated_ff = false;
+    int64_t rel_buckets = 0, rel_max_distance = 0;
     // Per dimension pair, the frequencies of the rotation: theta^(−2i/n_rot), rescaled as rope_scaling says.
     std::vector<float> rope_inv_freq() const;
 };

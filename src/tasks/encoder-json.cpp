@@ -26,7 +26,7 @@ json run_encoder_task(const pipeline_model& pm, const std::string& task, const j
         return utf16_offsets ? unicode::utf16_length(std::string_view(text).substr(0, size_t(byte))) : byte;
     };
     const auto texts = strings("texts");
-    if (task == "translation" || task == "text2text-generation") return run_seq2seq_task(pm, task, texts, o, cancel);
+    if (task == "translation" || task == "text2text-generation" || task == "summarization") return run_seq2seq_task(pm, task, texts, o, cancel);
     if (task == "feature-extraction") {
         tensor_out t = feature_extraction(pm, texts, parse_feature_extraction_options(o), cancel);
         features = std::move(t.data);

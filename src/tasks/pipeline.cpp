@@ -266,6 +266,7 @@ std::vector<std::string> supported_tasks(const model& m) {
     if (m.as_seq2seq_lm()) {
         t.push_back("translation");
         t.push_back("text2text-generation");
+        t.push_back("summarization");
     }
     return t;
 }
@@ -317,6 +318,11 @@ const classifier_head& need_head(const pipeline_model& pm, head_kind k, const ch
 const causal_lm& need_causal_lm(const pipeline_model& pm, const char* task) {
     if (const causal_lm* m = pm.m().as_causal_lm()) return *m;
     unsupported(pm, task, "a causal language model");
+}
+
+const seq2seq_lm& need_seq2seq_lm(const pipeline_model& pm, const char* task) {
+    if (const seq2seq_lm* m = pm.m().as_seq2seq_lm()) return *m;
+    unsupported(pm, task, "an encoder–decoder model (Marian, T5)");
 }
 
 }  // namespace wf

@@ -78,6 +78,7 @@ std::vector<std::string> candidate_files(bool weights);
 std::vector<std::string> supported_tasks(const model& m);
 const masked_lm& need_masked_lm(const pipeline_model& pm, const char* task);
 const causal_lm& need_causal_lm(const pipeline_model& pm, const char* task);
+const seq2seq_lm& need_seq2seq_lm(const pipeline_model& pm, const char* task);
 const encoder& need_encoder(const pipeline_model& pm, const char* task);
 const classifier_head& need_head(const pipeline_model& pm, head_kind k, const char* task);
 

@@ -69,35 +69,42 @@ struct beam {
     std::vector<std::vector<float>> attention;
 };
 
-std::vector<seq2seq_hypothesis> greedy(const seq2seq_lm& lm, seq2seq_state& st, const seq2seq_params& p, int64_t max_length, int64_t per_layer,
-                                       const seq2seq_stream& on_token, const cancel_fn* cancel) {
+}  // namespace
+
+// One greedy or sampled step: the decoder on the last token, the processors, the choice.
+struct seq2seq_session::greedy_state {
     seq2seq_hypothesis h;
-    h.ids = {p.decoder_start_token_id};
-    sampler pick(p.sampling);
+    sampler pick;
     std::vector<float> scores;
     forward_trace trace;
-    trace.want_cross = p.output_attentions;
-    while (int64_t(h.ids.size()) < max_length) {
-        check_cancel(cancel);
-        trace.cross_attention.clear();
-        const std::span<const float> logits = lm.decode(st, std::span<const int32_t>(&h.ids.back(), 1), false, p.output_attentions ? &trace : nullptr, cancel);
-        scores.assign(logits.begin(), logits.end());
-        process(p, h.ids, scores, max_length);
-        int32_t id;
-        if (p.sampling.do_sample) {
-            id = pick.pick(scores);
-        } else {  // the first of the largest
-            id = int32_t(std::max_element(scores.begin(), scores.end()) - scores.begin());
-            if (!(scores[size_t(id)] > -kInf)) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
-        }
-        h.score += log_prob(logits, id);
-        h.ids.push_back(id);
-        if (p.output_attentions) h.cross_attention.push_back(step_attention(trace, 0, per_layer));
-        if (on_token) on_token(id);
-        if (id == p.eos_token_id) break;
+    explicit greedy_state(const sampling_params& s) : pick(s) {}
+};
+
+namespace {
+
+// Appends the next token to g.h; false once the hypothesis has ended (EOS or max_length) before this call.
+bool greedy_step(const seq2seq_lm& lm, seq2seq_state& st, seq2seq_session::greedy_state& g, const seq2seq_params& p, int64_t max_length,
+                 int64_t per_layer, const cancel_fn* cancel) {
+    seq2seq_hypothesis& h = g.h;
+    if (int64_t(h.ids.size()) >= max_length || (h.ids.size() > 1 && h.ids.back() == p.eos_token_id)) return false;
+    check_cancel(cancel);
+    g.trace.want_cross = p.output_attentions;
+    g.trace.cross_attention.clear();
+    const std::span<const float> logits = lm.decode(st, std::span<const int32_t>(&h.ids.back(), 1), false, p.output_attentions ? &g.trace : nullptr, cancel);
+    g.scores.assign(logits.begin(), logits.end());
+    process(p, h.ids, g.scores, max_length);
+    int32_t id;
+    if (p.sampling.do_sample) {
+        id = g.pick.pick(g.scores);
+    } else {  // the first of the largest
+        id = int32_t(std::max_element(g.scores.begin(), g.scores.end()) - g.scores.begin());
+        if (!(g.scores[size_t(id)] > -kInf)) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
     }
-    h.finish_reason = h.ids.back() == p.eos_token_id && h.ids.size() > 1 ? "eos" : "length";
-    return {std::move(h)};
+    h.score += log_prob(logits, id);
+    h.ids.push_back(id);
+    if (p.output_attentions) h.cross_attention.push_back(step_attention(g.trace, 0, per_layer));
+    h.finish_reason = id == p.eos_token_id ? "eos" : "length";
+    return true;
 }
 
 // The vectorized beam search of transformers ≥ 4.50 (GenerationMixin._beam_search), for one source.
@@ -220,20 +227,84 @@ std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hpa
     if (new_tokens < 1) return {seq2seq_hypothesis{{p.decoder_start_token_id}, 0.0, "length", {}}};
     seq2seq_state st = lm.encode_source(source, max_length - 1, p.num_beams, nullptr, cancel);
     const int64_t per_layer = hp.n_dec_head * st.n_source();
-    if (p.num_beams == 1) return greedy(lm, st, p, max_length, per_layer, on_token, cancel);
-    return beam_search(lm, hp.n_vocab, st, p, max_length, per_layer, cancel);
+    if (p.num_beams > 1) return beam_search(lm, hp.n_vocab, st, p, max_length, per_layer, cancel);
+    seq2seq_session::greedy_state g(p.sampling);
+    g.h.ids = {p.decoder_start_token_id};
+    g.h.finish_reason = "length";
+    while (greedy_step(lm, st, g, p, max_length, per_layer, cancel))
+        if (on_token) on_token(g.h.ids.back());
+    return {std::move(g.h)};
+}
+
+seq2seq_session::seq2seq_session(const pipeline_model& pm, const std::string& task, std::string_view text, const json& options)
+    : pm_(pm), lm_(&need_seq2seq_lm(pm, task.c_str())), p_(parse_seq2seq_options(options, pm.seq2seq, task.c_str())) {
+    check_text_size(text);
+    source_ = pm.tok->encode(text, true);
+    if (source_.empty()) throw error(task + ": the text has no tokens");
+    if (int64_t(source_.size()) > pm.hp().n_ctx)
+        throw error(task + ": the text is " + std::to_string(source_.size()) + " tokens, the model reads at most " + std::to_string(pm.hp().n_ctx));
+    max_length_ = std::min(p_.max_new_tokens, pm.hp().n_ctx) + 1;
+}
+
+seq2seq_session::~seq2seq_session() = default;
+
+std::optional<int32_t> seq2seq_session::step(const cancel_fn* cancel) {
+    if (finished()) return std::nullopt;
+    if (p_.num_beams > 1 || max_length_ < 2) {  // beam search has no token until it ends: all of it in one step
+        results_ = seq2seq_generate(*lm_, pm_.hp(), source_, p_, {}, cancel);
+        return std::nullopt;
+    }
+    if (!greedy_) {  // the encoder, once (a cancel here leaves nothing to go on from: the next step starts again)
+        seq2seq_state st = lm_->encode_source(source_, max_length_ - 1, 1, nullptr, cancel);
+        state_ = std::make_unique<seq2seq_state>(std::move(st));
+        greedy_ = std::make_unique<greedy_state>(p_.sampling);
+        greedy_->h.ids = {p_.decoder_start_token_id};
+        greedy_->h.finish_reason = "length";
+    }
+    const int64_t per_layer = pm_.hp().n_dec_head * state_->n_source();
+    if (greedy_step(*lm_, *state_, *greedy_, p_, max_length_, per_layer, cancel)) {
+        const int32_t id = greedy_->h.ids.back();
+        const bool ended = id == p_.eos_token_id || int64_t(greedy_->h.ids.size()) >= max_length_;
+        if (ended) results_ = {greedy_->h};
+        return id;
+    }
+    results_ = {greedy_->h};
+    return std::nullopt;
+}
+
+json seq2seq_hypothesis_json(const pipeline_model& pm, const std::string& task, std::span<const int32_t> source, const seq2seq_hypothesis& h,
+                             const seq2seq_params& p) {
+    const tokenizer& tok = *pm.tok;
+    const std::vector<int32_t> generated(h.ids.begin() + 1, h.ids.end());
+    const char* key = task == "translation" ? "translation_text" : task == "summarization" ? "summary_text" : "generated_text";
+    json r = {{key, tok.decode(generated, p.skip_special_tokens)},
+              {"score", h.score}, {"finish_reason", h.finish_reason}, {"token_ids", generated}};
+    if (p.output_attentions) {
+        const int64_t L = pm.hp().n_dec_layer, H = pm.hp().n_dec_head, S = int64_t(source.size());
+        json src = json::array(), tgt = json::array(), weights = json::array();
+        for (int32_t id : source) src.push_back(tok.token_bytes(id));
+        for (int32_t id : generated) tgt.push_back(tok.token_bytes(id));
+        for (const auto& step : h.cross_attention) {
+            json layers = json::array();
+            for (int64_t l = 0; l < L; ++l) {
+                json heads = json::array();
+                for (int64_t hd = 0; hd < H; ++hd) {
+                    const float* row = step.data() + (l * H + hd) * S;
+                    heads.push_back(std::vector<float>(row, row + S));
+                }
+                layers.push_back(std::move(heads));
+            }
+            weights.push_back(std::move(layers));
+        }
+        r["cross_attentions"] = {{"source_tokens", src}, {"target_tokens", tgt}, {"layers", L}, {"heads", H}, {"weights", weights}};
+    }
+    return r;
 }
 
 json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const std::vector<std::string>& texts, const json& options,
                       const cancel_fn* cancel) {
-    const seq2seq_lm* lm = pm.m().as_seq2seq_lm();
-    if (!lm) {
-        std::string can;
-        for (auto& t : supported_tasks(pm.m())) can += (can.empty() ? "" : ", ") + t;
-        throw error(task + " needs an encoder–decoder model (Marian); this model (" + pm.hp().arch + ") supports: " + (can.empty() ? "no task" : can));
-    }
+    const seq2seq_lm* lm = &need_seq2seq_lm(pm, task.c_str());
     const seq2seq_params p = parse_seq2seq_options(options, pm.seq2seq, task.c_str());
-    const char* key = task == "translation" ? "translation_text" : "generated_text";
     const tokenizer& tok = *pm.tok;
     json results = json::array();
     for (size_t i = 0; i < texts.size(); ++i) {
@@ -244,30 +315,7 @@ json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const s
         if (int64_t(source.size()) > pm.hp().n_ctx)
             throw error(which + task + ": the text is " + std::to_string(source.size()) + " tokens, the model reads at most " + std::to_string(pm.hp().n_ctx));
         json list = json::array();
-        for (seq2seq_hypothesis& h : seq2seq_generate(*lm, pm.hp(), source, p, {}, cancel)) {
-            std::vector<int32_t> generated(h.ids.begin() + 1, h.ids.end());
-            json r = {{key, tok.decode(generated, p.skip_special_tokens)}, {"score", h.score}, {"finish_reason", h.finish_reason}, {"token_ids", generated}};
-            if (p.output_attentions) {
-                const int64_t L = pm.hp().n_dec_layer, H = pm.hp().n_dec_head, S = int64_t(source.size());
-                json src = json::array(), tgt = json::array(), weights = json::array();
-                for (int32_t id : source) src.push_back(tok.token_bytes(id));
-                for (int32_t id : generated) tgt.push_back(tok.token_bytes(id));
-                for (const auto& step : h.cross_attention) {
-                    json layers = json::array();
-                    for (int64_t l = 0; l < L; ++l) {
-                        json heads = json::array();
-                        for (int64_t hd = 0; hd < H; ++hd) {
-                            const float* row = step.data() + (l * H + hd) * S;
-                            heads.push_back(std::vector<float>(row, row + S));
-                        }
-                        layers.push_back(std::move(heads));
-                    }
-                    weights.push_back(std::move(layers));
-                }
-                r["cross_attentions"] = {{"source_tokens", src}, {"target_tokens", tgt}, {"layers", L}, {"heads", H}, {"weights", weights}};
-            }
-            list.push_back(std::move(r));
-        }
+        for (const seq2seq_hypothesis& h : seq2seq_generate(*lm, pm.hp(), source, p, {}, cancel)) list.push_back(seq2seq_hypothesis_json(pm, task, source, h, p));
         results.push_back(std::move(list));
     }
     return {{"results", results}};

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -35,10 +37,40 @@ using seq2seq_stream = std::function<void(int32_t id)>;
 std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hparams& hp, std::span<const int32_t> source, const seq2seq_params& p,
                                                  const seq2seq_stream& on_token = {}, const cancel_fn* cancel = nullptr);
 
-// translation / text2text-generation on {"texts": [...]}: {"results": [per text: [per returned sequence: {
-// translation_text | generated_text, score, finish_reason, token_ids (after the start token), and with
+// One text's generation a token at a time, for streaming: greedy and sampling give a token per step; beam search
+// (whose tokens are known only at the end) runs whole in the first step. A cancelled step leaves the session where it
+// was: the next step goes on.
+class seq2seq_session {
+public:
+    // options: parse_seq2seq_options over the model's defaults; errors name the task
+    seq2seq_session(const pipeline_model& pm, const std::string& task, std::string_view text, const json& options);
+    ~seq2seq_session();
+    // The token chosen (greedy, sampling), or nothing (beam search, or already finished).
+    std::optional<int32_t> step(const cancel_fn* cancel = nullptr);
+    bool finished() const { return !results_.empty(); }
+    const std::vector<seq2seq_hypothesis>& results() const { return results_; }  // once finished
+    const std::vector<int32_t>& source_ids() const { return source_; }
+    const seq2seq_params& params() const { return p_; }
+    struct greedy_state;
+
+private:
+    const pipeline_model& pm_;
+    const seq2seq_lm* lm_ = nullptr;
+    seq2seq_params p_;
+    std::vector<int32_t> source_;
+    int64_t max_length_ = 0;
+    std::unique_ptr<seq2seq_state> state_;
+    std::unique_ptr<greedy_state> greedy_;
+    std::vector<seq2seq_hypothesis> results_;
+};
+
+// translation / text2text-generation / summarization on {"texts": [...]}: {"results": [per text: [per returned
+// sequence: { translation_text | generated_text | summary_text, score, finish_reason, token_ids (after the start token), and with
 // output_attentions: cross_attentions: {source_tokens, target_tokens, layers, heads, weights[token][layer][head][source]}
 // }]]}. Options: parse_seq2seq_options over the model's defaults.
+// One hypothesis as run_seq2seq_task writes it.
+json seq2seq_hypothesis_json(const pipeline_model& pm, const std::string& task, std::span<const int32_t> source, const seq2seq_hypothesis& h,
+                             const seq2seq_params& p);
 json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const std::vector<std::string>& texts, const json& options,
                       const cancel_fn* cancel = nullptr);
 

@@ -59,6 +59,8 @@ struct tokenizer_config {
     std::vector<const role*> lstrip;  // roles whose token takes the whitespace before it (RoBERTa's mask)
     std::string tokenizer_class;
     std::optional<bool> lowercase, strip_accents;
+    int64_t extra_ids = 0;  // T5Tokenizer: <extra_id_0> … appended after the SentencePiece pieces
+    bool clean_up_spaces = false;  // clean_up_tokenization_spaces (false unless the file says: transformers ≥ 4.45)
 };
 
 tokenizer_config read_config(const file_set& files) {
@@ -84,6 +86,13 @@ tokenizer_config read_config(const file_set& files) {
             !(j["model_max_length"].is_number() && j["model_max_length"].get<double>() >= 1))
             throw error(std::string(name) + ": model_max_length = " + j["model_max_length"].dump().substr(0, 40) + " is not a length (≥ 1)");
         if (j.contains("strip_accents") && j["strip_accents"].is_boolean()) c.strip_accents = j["strip_accents"].get<bool>();
+        if (j.contains("clean_up_tokenization_spaces") && j["clean_up_tokenization_spaces"].is_boolean())
+            c.clean_up_spaces = j["clean_up_tokenization_spaces"].get<bool>();
+        if (j.contains("extra_ids") && !j["extra_ids"].is_null()) {
+            if (!j["extra_ids"].is_number_integer() || j["extra_ids"].get<int64_t>() < 0 || j["extra_ids"].get<int64_t>() > 4096)
+                throw error(std::string(name) + ": extra_ids must be an integer in [0, 4096], got " + j["extra_ids"].dump().substr(0, 40));
+            c.extra_ids = j["extra_ids"].get<int64_t>();
+        }
     }
     return c;
 }
@@ -240,10 +249,15 @@ sentencepiece_model fairseq_vocabulary(sentencepiece_model m, const std::string&
 // T5 (spiece.model without) A </s> [B </s>]; Llama and others (tokenizer.model, source.spm …) <s> A [<s> B].
 std::unique_ptr<tokenizer> sentencepiece_file(std::string_view bytes, const std::string& file, const tokenizer_config& cfg) {
     sentencepiece_model m = parse_sentencepiece_model(bytes, file);
+    // T5Tokenizer's sentinels: <extra_id_0> has the last id, <extra_id_{n−1}> the first after the pieces
+    const size_t n_pieces = m.pieces.size();
+    for (int64_t i = cfg.extra_ids - 1; i >= 0; --i) m.pieces.push_back({"<extra_id_" + std::to_string(i) + ">", 0.0f, piece_type::control});
     const std::string& cls = cfg.tokenizer_class;
     const bool xlmr = cls.rfind("XLMRoberta", 0) == 0 || (cls.empty() && file == "sentencepiece.bpe.model");
     if (xlmr) m = fairseq_vocabulary(std::move(m), file);
     auto tok = std::make_unique<sentencepiece_tokenizer>(std::move(m), file);
+    for (int64_t i = 0; i < cfg.extra_ids; ++i)  // matched whole in the text with the spaces around them, left out by skip_special_tokens
+        tok->add_token_text("<extra_id_" + std::to_string(i) + ">", int32_t(n_pieces + size_t(cfg.extra_ids - 1 - i)), true, true, true);
     assign_roles(*tok, cfg, file, sentencepiece_roles(*tok));
     const special_tokens& r = tok->special();
     special_template t;
@@ -257,6 +271,8 @@ std::unique_ptr<tokenizer> sentencepiece_file(std::string_view bytes, const std:
         t = special_template::llama(r.bos);
     }
     tok->set_template(t);
+    // T5's slow tokenizer strips its decoded text, and cleans up spaces when its config says so
+    if (cls.rfind("T5", 0) == 0) tok->set_t5_decoding(cfg.clean_up_spaces);
     return tok;
 }
 

@@ -615,7 +615,12 @@ std::string sentencepiece_tokenizer::decode(const std::vector<int32_t>& ids, boo
         out += replace_all(text, space, " ");
     }
     append_bytes_as_text(bytes, out);
-    return out;
+    if (strip_decoded_) {  // Python's str.strip()
+        const char* ws = " \t\n\r\f\v";
+        const size_t b = out.find_first_not_of(ws);
+        out = b == std::string::npos ? std::string() : out.substr(b, out.find_last_not_of(ws) + 1 - b);
+    }
+    return clean_up_spaces_ ? clean_up_tokenization(std::move(out)) : out;
 }
 
 }  // namespace wf

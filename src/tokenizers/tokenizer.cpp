@@ -102,8 +102,11 @@ void tokenizer::encode_into(std::string_view text, std::vector<int32_t>& ids, en
 std::vector<int32_t> tokenizer::encode(std::string_view text, bool add_special_tokens) const {
     std::vector<int32_t> ids;
     if (add_special_tokens) ids = template_.before;
+    const size_t first = ids.size();
     encode_into(text, ids, nullptr);
-    if (add_special_tokens) ids.insert(ids.end(), template_.after.begin(), template_.after.end());
+    const bool has_end = template_.after_if_absent && ids.size() - first >= template_.after.size() &&
+                         std::equal(template_.after.begin(), template_.after.end(), ids.end() - long(template_.after.size()));
+    if (add_special_tokens && !has_end) ids.insert(ids.end(), template_.after.begin(), template_.after.end());
     return ids;
 }
 
@@ -166,6 +169,24 @@ std::string utf8_stream::finish() {
     std::string rest = u::utf8_encode(u::utf8_decode(pending_));
     pending_.clear();
     return rest;
+}
+
+std::string clean_up_tokenization(std::string out) {
+    static const std::pair<const char*, const char*> fixes[] = {{" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
+                                                               {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
+    for (auto [from, to] : fixes) {
+        std::string r;
+        const std::string f = from;
+        size_t pos = 0, hit;
+        while ((hit = out.find(f, pos)) != std::string::npos) {
+            r.append(out, pos, hit - pos);
+            r += to;
+            pos = hit + f.size();
+        }
+        r.append(out, pos, std::string::npos);
+        out = std::move(r);
+    }
+    return out;
 }
 
 }  // namespace wf

@@ -29,9 +29,10 @@ struct special_template {
     std::vector<int32_t> pair_before, pair_middle, pair_after;
     int32_t type_b = 1;
     bool has_pair = false;  // false: the tokenizer takes no pairs (GPT-2)
+    bool after_if_absent = false;  // T5: `after` is not added to a text that already ends with it ("…</s>")
     static special_template bert(int32_t cls, int32_t sep) { return {{cls}, {sep}, {cls}, {sep}, {sep}, 1, true}; }
     static special_template roberta(int32_t cls, int32_t sep) { return {{cls}, {sep}, {cls}, {sep, sep}, {sep}, 0, true}; }
-    static special_template t5(int32_t eos) { return {{}, {eos}, {}, {eos}, {eos}, 0, true}; }       // A </s> B </s>
+    static special_template t5(int32_t eos) { return {{}, {eos}, {}, {eos}, {eos}, 0, true, true}; }  // A </s> B </s>
     static special_template llama(int32_t bos) { return {{bos}, {}, {bos}, {bos}, {}, 1, true}; }    // <s> A <s> B
 };
 
@@ -60,6 +61,9 @@ struct model_input {
     std::vector<int32_t> words;       // the word in its own text (encoding::words); −1 for the template's tokens
 };
 
+// Hugging Face's clean_up_tokenization_spaces: " ." → ".", " ," → ",", " n't" → "n't", " 's" → "'s", …
+std::string clean_up_tokenization(std::string text);
+
 class tokenizer {
 public:
     virtual ~tokenizer() = default;
@@ -75,6 +79,9 @@ public:
     int64_t template_size(bool pair) const;
     // Byte-level BPE offsets leave out a token's leading spaces (RoBERTa's trim_offsets).
     void set_trim_offsets(bool on) { trim_offsets_ = on; }
+    // T5Tokenizer's decoding (SentencePiece): the text stripped, and tokenizer_config.json's
+    // clean_up_tokenization_spaces applied when it says so
+    void set_t5_decoding(bool clean_up_spaces) { strip_decoded_ = true, clean_up_spaces_ = clean_up_spaces; }
     virtual std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens = false) const = 0;
     // The bytes one token stands for (BPE: raw bytes, possibly part of a UTF-8 character).
     virtual std::string token_bytes(int32_t id) const = 0;
@@ -100,6 +107,7 @@ protected:
     virtual void encode_text(std::string_view text, std::vector<int32_t>& out, std::vector<token_span>* offsets = nullptr,
                              std::vector<int32_t>* words = nullptr) const = 0;
     bool trim_offsets_ = false;
+    bool clean_up_spaces_ = false, strip_decoded_ = false;
     // Splits text into (segment, special id or −1) around the token texts written in it.
     std::vector<std::pair<std::string_view, int32_t>> split_special(std::string_view text) const;
     std::vector<std::string> id_to_token_;

@@ -175,22 +175,7 @@ std::string wordpiece_join(const std::vector<std::string>& tokens, const std::st
         else out += piece ? t.substr(pre.size()) : " " + t;
         first = false;
     }
-    // clean_up_tokenization_spaces, as transformers does
-    static const std::pair<const char*, const char*> fixes[] = {{" .", "."}, {" ?", "?"}, {" !", "!"}, {" ,", ","}, {" ' ", "'"},
-                                                               {" n't", "n't"}, {" 'm", "'m"}, {" 's", "'s"}, {" 've", "'ve"}, {" 're", "'re"}};
-    for (auto [from, to] : fixes) {
-        std::string r;
-        const std::string f = from;
-        size_t pos = 0, hit;
-        while ((hit = out.find(f, pos)) != std::string::npos) {
-            r.append(out, pos, hit - pos);
-            r += to;
-            pos = hit + f.size();
-        }
-        r.append(out, pos, std::string::npos);
-        out = std::move(r);
-    }
-    return out;
+    return clean_up_tokenization(out);
 }
 
 }  // namespace wf

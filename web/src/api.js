@@ -451,6 +451,54 @@ export class Model extends Handle {
     return (await this._run('translation', { texts: textList(texts, 'translation') }, opts)).results;
   }
 
+  // One text's translation as it is generated: an AsyncIterable of text pieces (greedy or sampling: num_beams 1; beam
+  // search has its text only at the end, as one piece). After the loop, .result holds the hypotheses as translate()
+  // gives them for one text, with timings. An abort ({ signal }) ends the loop within one token with an AbortError
+  // whose .result holds { translation_text so far, token_ids, finish_reason: 'aborted' }; the model stays usable.
+  translateStream(text, { signal, task = 'translation', ...options } = {}) {
+    if (!['translation', 'text2text-generation', 'summarization'].includes(task)) throw new TypeError(`translateStream: task must be translation, text2text-generation or summarization, not ${task}`);
+    const model = this;
+    const stream = {
+      result: null,
+      async *[Symbol.asyncIterator]() {
+        let release;
+        const turn = new Promise((r) => (release = r));
+        const prev = model._queue;
+        model._queue = turn;
+        await prev;
+        const key = { translation: 'translation_text', summarization: 'summary_text' }[task] ?? 'generated_text';
+        let sofar = '';
+        const ids = [];
+        const t0 = now();
+        try {
+          if (model._disposed) throw new Error('wasmformer: this object was disposed');
+          model._need(task);
+          await model._call('translateStart', { task, text: textArg(text, task), options }, signal);
+          for (;;) {
+            const s = await model._call('translateStep', {}, signal);
+            if (s.id !== undefined) ids.push(s.id);
+            if (s.text) {
+              sofar += s.text;
+              yield s.text;
+            }
+            if (s.done) {
+              const rest = s.results[0][key].slice(sofar.length);  // beam search: the whole text now
+              if (rest && s.results[0][key].startsWith(sofar)) yield rest;
+              stream.result = { results: s.results, timings: { seconds: (now() - t0) / 1000, ...(await model.engineInfo()) } };
+              return;
+            }
+          }
+        } catch (e) {
+          if (e?.name === 'AbortError') e.result = { [key]: sofar, token_ids: ids, finish_reason: 'aborted' };
+          throw e;
+        } finally {
+          release();
+        }
+      },
+    };
+    return stream;
+  }
+
   // text2text-generation: translate's call with { generated_text } in place of translation_text.
   async text2text(texts, opts) {
     return (await this._run('text2text-generation', { texts: textList(texts, 'text2text-generation') }, opts)).results;
@@ -616,6 +664,7 @@ const PIPELINE_CALL = {
   'zero-shot-classification': [],
   translation: [],
   'text2text-generation': [],
+  summarization: [],
 };
 const TASK_ALIASES = { 'sentiment-analysis': 'text-classification', ner: 'token-classification', embeddings: 'feature-extraction' };
 
@@ -649,10 +698,11 @@ function encoderPipeline(task, m) {
         return Array.isArray(texts) ? r : r[0];
       };
     case 'translation':
-    case 'text2text-generation': {
-      // as transformers.js: one flat list of { translation_text } ({ generated_text }), num_return_sequences per text;
-      // with output_attentions each carries its cross_attentions
-      const key = task === 'translation' ? 'translation_text' : 'generated_text';
+    case 'text2text-generation':
+    case 'summarization': {
+      // as transformers.js: one flat list of { translation_text } ({ generated_text }, { summary_text }),
+      // num_return_sequences per text; with output_attentions each carries its cross_attentions
+      const key = { translation: 'translation_text', summarization: 'summary_text' }[task] ?? 'generated_text';
       return async (texts, o = {}) => {
         const r = await m._run(task, { texts: textList(texts, task) }, o);
         return r.results.flat().map((h) => (h.cross_attentions ? { [key]: h[key], cross_attentions: h.cross_attentions } : { [key]: h[key] }));

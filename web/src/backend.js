@@ -60,7 +60,8 @@ export class LocalBackend {
     return o;
   }
 
-  // method: encode | decode | fillMask | fillMaskBatch | run | generateStart | generateStep | chatTemplate; args: plain values.
+  // method: encode | decode | fillMask | fillMaskBatch | run | generateStart | generateStep | translateStart | translateStep |
+  // chatTemplate; args: plain values.
   // cancel: a function polled between layers (true: stop), or undefined.
   async call(handle, method, args, cancel) {
     const o = this.get(handle);
@@ -79,6 +80,8 @@ export class LocalBackend {
         return r;
       }
       case 'generateStart': return result(o.generateStart(utf8(args.prompt), json(args.options)));
+      case 'translateStart': return result(o.translateStart(args.task, utf8(args.text), json(args.options)));
+      case 'translateStep': return result(o.translateStep(cancel));
       case 'chatTemplate': return result(o.chatTemplate(json(args.messages), json(args.options)));
       case 'generateStep': {
         const r = result(o.generateStep(cancel));

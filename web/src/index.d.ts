@@ -25,7 +25,7 @@ export type ModelSource =
   | FileList
   | Record<string, ArrayBuffer | ArrayBufferView | Blob | string>;  // file name → contents
 
-export type Task = 'fill-mask' | 'text-generation' | 'feature-extraction' | 'text-classification' | 'token-classification' | 'question-answering' | 'zero-shot-classification' | 'translation' | 'text2text-generation';
+export type Task = 'fill-mask' | 'text-generation' | 'feature-extraction' | 'text-classification' | 'token-classification' | 'question-answering' | 'zero-shot-classification' | 'translation' | 'text2text-generation' | 'summarization';
 
 /** Load progress, as transformers.js sends it: per file, then across files, then 'ready'. */
 export type ProgressEvent =
@@ -288,6 +288,7 @@ export interface CrossAttentions {
 export interface Seq2SeqHypothesis {
   translation_text?: string;
   generated_text?: string;
+  summary_text?: string;
   /** Beam search: sum(log p) / length^length_penalty; greedy: sum(log p). */
   score: number;
   finish_reason: 'eos' | 'length';
@@ -320,6 +321,10 @@ export class Model extends Handle {
   zeroShot(texts: string | string[], labels: string | string[], opts?: ZeroShotOptions): Promise<ZeroShotResult[]>;
   /** translation: per text, its num_return_sequences best hypotheses, best first. */
   translate(texts: string | string[], opts?: Seq2SeqOptions): Promise<Seq2SeqHypothesis[][]>;
+  /** One text's translation streamed as text pieces (greedy or sampling; beam search yields its text at the end);
+   *  .result is set when the loop ends. */
+  translateStream(text: string, opts?: Seq2SeqOptions & { task?: 'translation' | 'text2text-generation' | 'summarization' }):
+    AsyncIterable<string> & { result: { results: Seq2SeqHypothesis[]; timings: { seconds: number } & EngineInfo } | null };
   /** text2text-generation: as translate, with generated_text. */
   text2text(texts: string | string[], opts?: Seq2SeqOptions): Promise<Seq2SeqHypothesis[][]>;
 }
@@ -409,6 +414,9 @@ export interface TranslationPipeline extends PipelineObject<Model> {
 export interface Text2TextGenerationPipeline extends PipelineObject<Model> {
   (texts: string | string[], opts?: Seq2SeqOptions): Promise<{ generated_text: string; cross_attentions?: CrossAttentions }[]>;
 }
+export interface SummarizationPipeline extends PipelineObject<Model> {
+  (texts: string | string[], opts?: Seq2SeqOptions): Promise<{ summary_text: string; cross_attentions?: CrossAttentions }[]>;
+}
 
 /** A pipeline for a task; with no source, the task's default model (Node: installed with the package; browsers:
  *  after `import 'wasmformer-models'`). */
@@ -423,6 +431,7 @@ export function pipeline(task: 'question-answering', source?: ModelSource | null
 export function pipeline(task: 'zero-shot-classification', source?: ModelSource | null, opts?: LoadOptions): Promise<ZeroShotClassificationPipeline>;
 export function pipeline(task: 'translation', source?: ModelSource | null, opts?: LoadOptions): Promise<TranslationPipeline>;
 export function pipeline(task: 'text2text-generation', source?: ModelSource | null, opts?: LoadOptions): Promise<Text2TextGenerationPipeline>;
+export function pipeline(task: 'summarization', source?: ModelSource | null, opts?: LoadOptions): Promise<SummarizationPipeline>;
 
 /** A Hugging Face repo id ("org/name") or repo URL as the source the loader reads it by. */
 export function hubSource(s: string, opts?: { revision?: string; hub?: string }): { type: 'hub'; repo: string; revision: string; hub: string } | null;
