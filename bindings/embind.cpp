@@ -115,10 +115,12 @@ public:
     val generateStart(const std::string& prompt, const std::string& opts) {
         return guarded(out_, [&] {
             const wf::generation_params p = wf::parse_generation_options(parse(opts, "text-generation options"));
+            // the last generation's cache goes to the next (a chat's next turn runs only what is new)
+            wf::generation_cache prior = gen_ ? gen_->release_cache() : wf::generation_cache{};
             gen_.reset();
-            gen_ = std::make_unique<wf::generation>(need(), prompt, p);
+            gen_ = std::make_unique<wf::generation>(need(), prompt, p, std::move(prior));
             attention_layer_ = p.attention_layer;
-            return wf::json{{"prompt_tokens", gen_->prompt_ids().size()}, {"prompt_ids", gen_->prompt_ids()}};
+            return wf::json{{"prompt_tokens", gen_->prompt_ids().size()}, {"prompt_ids", gen_->prompt_ids()}, {"cached_tokens", gen_->reused_tokens()}};
         });
     }
     // Streaming translation (tasks/seq2seq.h: seq2seq_session): start, then steps of {id, text} (the text the token

@@ -318,3 +318,54 @@ TEST_CASE("The bundled chat model answers held-out verses as PyTorch does, from 
     }
     REQUIRE(same_q8 >= 4);  // 6 of the 12 natively
 }
+
+TEST_CASE("a chat's next turn reuses the last generation's KV cache for the common prefix, with the same tokens", "[chat][generation]") {
+    for (const char* name : {"gpt2-tiny", "llama-tiny", "mistral-tiny"}) {
+        INFO(name);
+        const auto& pm = wft::fixture_model(name);
+        auto run = [&](const std::string& prompt, int64_t max_new, bool reuse, wf::generation_cache prior, wf::generation_cache* keep = nullptr) {
+            wf::generation_params p;
+            p.max_new_tokens = max_new;
+            p.stop_at_eos = false;
+            p.reuse_cache = reuse;
+            wf::generation g(pm, prompt, p, std::move(prior));
+            std::vector<int32_t> ids;
+            std::vector<double> logprobs;
+            while (auto t = g.step()) ids.push_back(t->id), logprobs.push_back(t->logprob);
+            const int64_t reused = g.reused_tokens();
+            if (keep) *keep = g.release_cache();
+            return std::tuple{ids, logprobs, reused, g.text()};
+        };
+        const std::string first = "The quick brown fox";
+        auto first_turn = [&] {  // a cache holds an arena: each use gets its own, from the same first turn
+            wf::generation_cache c;
+            run(first, 6, true, {}, &c);
+            return c;
+        };
+        wf::generation_cache cache;
+        const auto [ids1, lp1, reused1, text1] = run(first, 6, true, {}, &cache);
+        CHECK(reused1 == 0);
+        CHECK(cache.ids.size() == pm.tok->encode(first).size() + 5);  // the last token chosen never ran
+        // the next turn: the conversation so far and more; the cache is big enough (used in place) or not (copied)
+        for (int64_t max_new : {2, 40}) {
+            const std::string next = first + text1 + " jumps over";
+            const auto prompt_ids = pm.tok->encode(next);
+            const auto [want, want_lp, r0, t0] = run(next, max_new, false, {});
+            const auto [got, got_lp, reused, t1] = run(next, max_new, true, first_turn());
+            size_t common = 0;
+            while (common < cache.ids.size() && common + 1 < prompt_ids.size() && cache.ids[common] == prompt_ids[common]) ++common;
+            CHECK(r0 == 0);
+            CHECK(reused == int64_t(common));
+            CHECK(reused >= int64_t(pm.tok->encode(first).size()) - 1);
+            CHECK(got == want);
+            for (size_t i = 0; i < got_lp.size(); ++i) CHECK(got_lp[i] == Approx(want_lp[i]).margin(1e-4));
+        }
+        // a prompt that shares nothing (but BOS) reuses nothing else; attention asked for: nothing reused at all
+        const int64_t bos = pm.tok->post_template().before.size();  // Llama's BOS is the one token they share
+        CHECK(std::get<2>(run("Zebra", 2, true, first_turn())) == bos);
+        wf::generation_params p;
+        p.reuse_cache = true;
+        p.attention_layer = 0;
+        CHECK(wf::generation(pm, first + text1, p, first_turn()).reused_tokens() == 0);
+    }
+}

@@ -401,7 +401,7 @@ TEST_CASE("encoder tasks by name, as the bindings call them: offsets in bytes or
     const wf::json fe = wf::run_encoder_task(wft::fixture_model("bert-tiny-st"), "feature-extraction", {{"texts", {"a", "b c"}}}, wf::json::object(), true, features);
     REQUIRE(fe["dims"] == wf::json{2, 16});
     REQUIRE(features.size() == 32);
-    REQUIRE_THROWS_WITH(wf::run_encoder_task(pm, "summarization", in, opts, true, features), "unknown task \"summarization\"");
+    REQUIRE_THROWS_WITH(wf::run_encoder_task(pm, "text-to-speech", in, opts, true, features), "unknown task \"text-to-speech\"");
     REQUIRE_THROWS_WITH(wf::run_encoder_task(pm, "token-classification", {{"texts", {1}}}, opts, true, features), Catch::Contains("texts must be a list of strings"));
 }
 

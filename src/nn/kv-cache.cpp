@@ -32,4 +32,15 @@ void kv_cache::reorder(std::span<const int32_t> parents) {
         }
 }
 
+void kv_cache::copy_prefix(const kv_cache& from, int64_t n) {
+    if (from.n_layer_ != n_layer_ || from.n_seq_ != n_seq_ || from.row_ != row_ || n < 0 || n > capacity_ || n > from.capacity_)
+        throw error("kv_cache::copy_prefix: the caches differ in shape, or " + std::to_string(n) + " positions do not fit");
+    for (int64_t l = 0; l < n_layer_; ++l)
+        for (int64_t s = 0; s < n_seq_; ++s) {
+            std::memcpy(k(l, s, 0), from.k(l, s, 0), size_t(n * row_) * 4);
+            std::memcpy(v(l, s, 0), from.v(l, s, 0), size_t(n * row_) * 4);
+        }
+    n_past = n;
+}
+
 }  // namespace wf

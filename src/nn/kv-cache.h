@@ -23,10 +23,15 @@ public:
 
     float* k(int64_t layer, int64_t seq, int64_t pos) { return k_.data() + at(layer, seq, pos); }
     float* v(int64_t layer, int64_t seq, int64_t pos) { return v_.data() + at(layer, seq, pos); }
+    const float* k(int64_t layer, int64_t seq, int64_t pos) const { return k_.data() + at(layer, seq, pos); }
+    const float* v(int64_t layer, int64_t seq, int64_t pos) const { return v_.data() + at(layer, seq, pos); }
 
     // Beam search: sequence i becomes a copy of what sequence parents[i] was (parents.size() == n_seq), for the
     // n_past positions filled.
     void reorder(std::span<const int32_t> parents);
+    // The first n positions of every layer and sequence copied from `from` (same layers, sequences and row width;
+    // n ≤ both capacities), and n_past = n.
+    void copy_prefix(const kv_cache& from, int64_t n);
 
 private:
     int64_t at(int64_t layer, int64_t seq, int64_t pos) const { return ((layer * n_seq_ + seq) * capacity_ + pos) * row_; }

@@ -72,7 +72,7 @@ json chat_template_json(const chat_config& c, const json& messages, const json& 
     return {{"template", t.source}, {"template_name", t.name}, {"special_tokens", t.special_tokens}};
 }
 
-generation::generation(const pipeline_model& pm, std::string_view prompt, const generation_params& p)
+generation::generation(const pipeline_model& pm, std::string_view prompt, const generation_params& p, generation_cache prior)
     : pm_(pm), lm_(need_causal_lm(pm, "text-generation")), p_(p), sampler_(p.sampling) {
     if (p.max_new_tokens < 0) throw error("max_new_tokens must be ≥ 0, got " + std::to_string(p.max_new_tokens));
     for (auto& s : p.stop)
@@ -92,8 +92,29 @@ generation::generation(const pipeline_model& pm, std::string_view prompt, const 
                     " positions, so at most " + std::to_string(n_ctx - 1) + " fit with room for one new token");
     history_ = prompt_;
     history_.reserve(prompt_.size() + size_t(std::min<int64_t>(p.max_new_tokens, n_ctx)));
-    state_ = lm_.new_state(std::min<int64_t>(n_ctx, int64_t(prompt_.size()) + std::max<int64_t>(p.max_new_tokens, 1)));
+    const int64_t capacity = std::min<int64_t>(n_ctx, int64_t(prompt_.size()) + std::max<int64_t>(p.max_new_tokens, 1));
+    // the prior cache's common prefix with this prompt (its last token runs again, for its logits)
+    size_t common = 0;
+    if (p.reuse_cache && p.attention_layer == -2 && prior.state.cache.n_seq() == 1)
+        while (common < prior.ids.size() && common + 1 < prompt_.size() && int64_t(common) < prior.state.cache.n_past && prior.ids[common] == prompt_[common]) ++common;
+    if (common > 0 && prior.state.cache.capacity() >= capacity) {
+        state_ = std::move(prior.state);  // big enough: used as it is, the positions after the prefix overwritten
+        state_.cache.n_past = int64_t(common);
+    } else {
+        state_ = lm_.new_state(capacity);
+        if (common > 0) state_.cache.copy_prefix(prior.state.cache, int64_t(common));
+    }
+    reused_ = int64_t(common);
     if (p.max_new_tokens == 0) finish_reason_ = "max_new_tokens";
+}
+
+generation_cache generation::release_cache() {
+    generation_cache c;
+    const int64_t n = state_.cache.n_past;
+    c.ids.assign(history_.begin(), history_.begin() + std::min<int64_t>(n, int64_t(history_.size())));
+    c.state = std::move(state_);
+    finish_reason_ = finish_reason_.empty() ? "released" : finish_reason_;
+    return c;
 }
 
 std::string generation::release_text(bool final) {
@@ -122,8 +143,8 @@ std::optional<generated_token> generation::step(const cancel_fn* cancel, forward
     if (finished()) return std::nullopt;
     check_cancel(cancel);
     // run what the model has not seen: the prompt, or the token the last step chose (a cancel leaves it unrun)
-    if (!prefilled_) {
-        logits_ = lm_.forward(state_, prompt_, false, trace, cancel);
+    if (!prefilled_) {  // what the prior cache did not hold
+        logits_ = lm_.forward(state_, std::span<const int32_t>(prompt_).subspan(size_t(reused_)), false, trace, cancel);
         prefilled_ = true;
     } else if (unrun_) {
         logits_ = lm_.forward(state_, std::span<const int32_t>(&ids_.back(), 1), false, nullptr, cancel);

@@ -38,10 +38,20 @@ chat_template_choice chat_template_for(const chat_config& c, const chat_options&
 // Both, as the engine's chat call does: {"template": source, "template_name": name, "special_tokens": {…}}.
 json chat_template_json(const chat_config& c, const json& messages, const json& options);
 
+// What a finished (or abandoned) generation leaves for the next one: its KV cache and the tokens it holds. A chat's
+// next turn starts with the conversation so far, so the longest common prefix of its prompt and these tokens need
+// not run again.
+struct generation_cache {
+    decoder_state state;
+    std::vector<int32_t> ids;  // the tokens in state.cache, in order (n_past of them)
+};
+
 // When prompt + new tokens reach the model's positions, generation ends with finish_reason "length".
 class generation {
 public:
-    generation(const pipeline_model& pm, std::string_view prompt, const generation_params& p);
+    // prior: the last generation's cache, reused (p.reuse_cache) for the prompt's longest common prefix with its tokens
+    // (at least one prompt token always runs, for its logits; not when the prompt's attention is asked for)
+    generation(const pipeline_model& pm, std::string_view prompt, const generation_params& p, generation_cache prior = {});
     // One more token, or nothing once finished. A step first runs what the model has not seen (the prompt, whose
     // attention the trace records if given, or the previous step's token), then chooses. On cancel it throws
     // wf::cancelled with nothing changed: the next step goes on from there.
@@ -51,6 +61,9 @@ public:
     const std::string& text() const { return emitted_; }                 // everything returned so far
     const std::vector<int32_t>& prompt_ids() const { return prompt_; }
     const std::vector<int32_t>& ids() const { return ids_; }
+    int64_t reused_tokens() const { return reused_; }  // prompt tokens whose keys and values came from the prior cache
+    // The cache and its tokens, for the next generation; this one is over.
+    generation_cache release_cache();
 
 private:
     std::string release_text(bool final);
@@ -63,6 +76,7 @@ private:
     std::vector<int32_t> history_;  // prompt_ then ids_, what the penalties look at
     std::span<const float> logits_;  // the last forward's, in state_ (penalties change them in place)
     bool prefilled_ = false, unrun_ = false;  // unrun_: the last chosen token is not in the cache yet
+    int64_t reused_ = 0;
     utf8_stream utf8_;
     std::string pending_, emitted_, finish_reason_;
     bool is_end(int32_t id) const;

@@ -28,6 +28,8 @@ struct generation_params {
                                      // own: a rendered chat template has written its special tokens as text)
     bool skip_special_tokens = false;  // special tokens generated add no text (their ids are still reported)
     int attention_layer = -2;       // the prompt's attention weights, as for fill-mask
+    bool reuse_cache = false;       // start from the last generation's KV cache where the prompt begins with its tokens
+                                    // (a chat's next turn); the numbers may differ from a fresh run in the last bits
 };
 
 // Encoder–decoder generation (translation, text2text-generation), Hugging Face's generate() semantics; the defaults

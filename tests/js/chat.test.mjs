@@ -191,6 +191,32 @@ test('pipeline(messages) returns the conversation with the reply, which equals g
   await generator.dispose();
 });
 
+test('a conversation\'s next turn runs only its new tokens (the KV cache reused), with the reply a fresh model gives', async () => {
+  const short = "{% for m in messages %}{{ m.role + ': ' + m.content + '\\n' }}{% endfor %}{% if add_generation_prompt %}{{ 'assistant:' }}{% endif %}";
+  const dir = gpt2Folder({ 'tokenizer_config.json': JSON.stringify({ model_max_length: 64, chat_template: short }) });
+  const m = await Model.load(dir);
+  const fresh = await Model.load(dir);
+  const opts = { max_new_tokens: 6 };
+  const first = m.chat([{ role: 'user', content: 'Who was Moses?' }], opts);
+  for await (const _ of first);
+  assert.equal(first.result.cached_tokens, 0);
+  const turn2 = [...first.result.messages, { role: 'user', content: 'And Aaron?' }];
+  const second = m.chat(turn2, opts);
+  for await (const _ of second);
+  // everything the first turn's prompt and reply put in the cache, up to where the new turn's text differs
+  assert.ok(second.result.cached_tokens >= first.result.prompt_tokens, `${second.result.cached_tokens} cached of ${second.result.prompt_tokens}`);
+  const ref = fresh.chat(turn2, { ...opts, reuse_cache: false });
+  for await (const _ of ref);
+  assert.equal(ref.result.cached_tokens, 0);
+  assert.equal(second.result.text, ref.result.text);
+  assert.deepEqual(second.result.tokens.map((t) => t.id), ref.result.tokens.map((t) => t.id));
+  // plain generate() does not reuse unless asked
+  const g = await m.complete('Who was Moses?', { max_new_tokens: 2 });
+  assert.equal(g.cached_tokens, 0);
+  await m.dispose();
+  await fresh.dispose();
+});
+
 test('continue_final_message: a last assistant message is continued, not answered', async () => {
   // ChatML (short: gpt2-tiny has 64 positions), in transformers' own file for a template
   const chatml = '{% for m in messages %}{{ "<|im_start|>" + m.role + "\\n" + m.content + "<|im_end|>\\n" }}{% endfor %}' +

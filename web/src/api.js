@@ -505,11 +505,12 @@ export class Model extends Handle {
   }
 
   // text-generation: an AsyncIterable of text pieces (whole characters only). After the loop, .result holds
-  // { text, finish_reason, tokens, prompt_tokens, attention?, timings }. An abort ({ signal }) ends the loop within
-  // one token with an AbortError whose .result holds what was generated; the model stays usable. Options other
-  // than signal go to the engine (max_new_tokens, do_sample, temperature, top_k, top_p, min_p,
+  // { text, finish_reason, tokens, prompt_tokens, cached_tokens, attention?, timings }. An abort ({ signal }) ends the
+  // loop within one token with an AbortError whose .result holds what was generated; the model stays usable. Options
+  // other than signal go to the engine (max_new_tokens, do_sample, temperature, top_k, top_p, min_p,
   // repetition_penalty, no_repeat_ngram_size, seed, stop, stop_at_eos, stop_token_ids, add_special_tokens,
-  // skip_special_tokens, attention_layer).
+  // skip_special_tokens, attention_layer, reuse_cache: start from the last generation's KV cache where the prompt
+  // begins with its tokens — chat does, so a conversation's next turn runs only what is new).
   generate(prompt, { signal, ...options } = {}) {
     return this._stream(prompt, options, signal);
   }
@@ -552,7 +553,7 @@ export class Model extends Handle {
     const tokens = [];
     let text = '', attention, start, chat = null;
     const t0 = now();
-    const partial = (finish) => ({ text, finish_reason: finish, tokens, prompt_tokens: start?.prompt_tokens ?? 0, attention,
+    const partial = (finish) => ({ text, finish_reason: finish, tokens, prompt_tokens: start?.prompt_tokens ?? 0, cached_tokens: start?.cached_tokens ?? 0, attention,
                                    ...(chat && { prompt: chat.prompt, messages: withReply(input.messages, text, chat.continued) }) });
     try {
       if (this._disposed) throw new Error('wasmformer: this object was disposed');
@@ -562,7 +563,7 @@ export class Model extends Handle {
         const { chat: chatOptions, rest } = splitChatOptions(options, 'chat');
         chat = await renderChat(this, input.messages, chatOptions, { pipelineDefaults: true });
         prompt = chat.prompt;
-        options = { add_special_tokens: false, skip_special_tokens: true, ...rest };
+        options = { add_special_tokens: false, skip_special_tokens: true, reuse_cache: true, ...rest };
       }
       start = await this._call('generateStart', { prompt: textArg(prompt, 'text-generation'), options }, signal);
       yield { prompt, prompt_ids: start.prompt_ids };

@@ -178,6 +178,9 @@ export interface GenerationOptions {
   add_special_tokens?: boolean;
   /** Leave generated special tokens out of the text (default false; true for chat). */
   skip_special_tokens?: boolean;
+  /** Start from the model's last KV cache where the prompt begins with the tokens it holds (default false; true for
+   *  chat: a conversation's next turn runs only its new tokens). */
+  reuse_cache?: boolean;
   /** Also return the prompt's attention weights of this layer. */
   attention_layer?: number;
   signal?: AbortSignal;
@@ -189,6 +192,8 @@ export interface GenerationResult {
   finish_reason: FinishReason;
   tokens: { id: number; text: string; logprob: number }[];
   prompt_tokens: number;
+  /** Prompt tokens whose keys and values came from the model's last generation (reuse_cache; a chat's next turn). */
+  cached_tokens: number;
   attention?: Attention;
   timings: { seconds: number; tokens_per_second: number } & EngineInfo;
 }
