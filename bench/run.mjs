@@ -1,4 +1,4 @@
-// `npm run bench` (scripts/bench.sh): wasmformer beside its peers — onnxruntime-web and wllama — on the same model
+// `npm run bench` (scripts/bench.sh): wasmformer beside its peers — onnxruntime-web, wllama and (translation) transformers.js — on the same model
 // shapes, the same tokens and the same machine, in one run, in Node 20 and in headless Chromium. Each row loads both
 // engines, warms them up, then times them alternately (A B A B …); the table gives medians, the ratio (how many
 // times faster wasmformer is) and each result's share of the machine's ceiling, measured in this run by a small
@@ -40,6 +40,42 @@ const encoderModels = ['minilm-st/model.safetensors', 'distilbert-cls/model.safe
 if (encoderModels.some((f) => !existsSync(path.join(MODELS, f)))) {
   console.log(`bench: making the encoder and decoder models in ${path.relative(root, MODELS)}`);
   execFileSync('/usr/bin/python3', [path.join(root, 'bench/peers/make_models.py'), MODELS], { stdio: 'inherit' });
+}
+// The translation row (translate-marian): its models (bench/peers/make_marian.py: a random MarianMTModel with
+// opus-mt-en-de's shape as a Hugging Face folder and as the ONNX folder transformers.js loads; then
+// bench/peers/check_marian_onnx.mjs compares the ONNX graphs with PyTorch, once, and keeps its report beside them) and
+// its peer, transformers.js (bench/peers/transformers-js, installed here when missing). A failure there fails that
+// row only.
+const TRANSLATE = 'translate-marian';
+const wantsTranslate = !only || only.some((o) => o === TRANSLATE || o.endsWith(':' + TRANSLATE));
+let translateSetupError = null;
+if (wantsTranslate) {
+  const { transformersJsInstalled, TRANSFORMERS_JS_DIR } = await import('./peers/transformers-js.mjs');
+  try {
+    if (!existsSync(path.join(MODELS, 'marian-en-de/bench-reference.json')) || !existsSync(path.join(MODELS, 'marian-en-de-onnx/onnx/decoder_model_merged.onnx'))) {
+      console.log(`bench: making the Marian models in ${path.relative(root, MODELS)}`);
+      execFileSync('/usr/bin/python3', [path.join(root, 'bench/peers/make_marian.py'), MODELS], { stdio: 'inherit', env: { ...process.env, OMP_NUM_THREADS: '1' } });
+    }
+    if (!transformersJsInstalled()) {
+      console.log(`bench: installing transformers.js in ${path.relative(root, TRANSFORMERS_JS_DIR)} (npm ci --ignore-scripts)`);
+      execFileSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: TRANSFORMERS_JS_DIR, stdio: 'inherit' });
+    }
+    const checked = path.join(MODELS, 'marian-en-de-onnx/onnx-check.txt');
+    if (!existsSync(checked)) {
+      console.log('bench: checking the Marian ONNX graphs against PyTorch (bench/peers/check_marian_onnx.mjs)');
+      let report;
+      try {
+        report = execFileSync(process.execPath, [path.join(root, 'bench/peers/check_marian_onnx.mjs'), MODELS], { encoding: 'utf8' });
+      } catch (e) {
+        throw new Error(`the ONNX check failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+      }
+      process.stdout.write(report.replace(/^/gm, '  '));
+      writeFileSync(checked, report);
+    }
+  } catch (e) {
+    translateSetupError = String(e?.message ?? e);
+    console.log(`bench: ${TRANSLATE} cannot run: ${translateSetupError}`);
+  }
 }
 const wf = await import('wasmformer');
 const config = (m) => JSON.parse(readFileSync(path.join(MODELS, m, 'config.json'), 'utf8'));
@@ -88,11 +124,20 @@ async function workloads() {
     throw new Error(`the question-answering input is ${qaIds.length} tokens (context ${cIds.length} for ${qaWords.length} words), not ${QA_TOKENS}`);
   await bt.dispose();
   await gt.dispose();
+  // Translation: make_marian.py's source sentence (32 ids with </s>) and PyTorch's answers; </s> banned so that both
+  // engines generate max_new_tokens, the last one the forced EOS of generation_config.json
+  const mref = path.join(MODELS, 'marian-en-de/bench-reference.json');
+  const translate = existsSync(mref) ? (() => {
+    const r = JSON.parse(readFileSync(mref, 'utf8'));
+    return { task: 'translate', text: r.source_text, ids: r.source_ids, options: r.options, beams: r.num_beams, start: r.greedy[0],
+             expected: { greedy: r.greedy, beam: r.beam } };
+  })() : null;
   const gpt = { prompt, ids: gids, decode: DECODE, n_head: gptCfg.n_head, n_embd: gptCfg.n_embd };
   return { fill: { task: 'fill', text, ids, mask: ids.indexOf(maskId) }, generate: { task: 'generate', ...gpt }, prefill: { task: 'prefill', ...gpt },
     embed: { task: 'embed', texts, ids: embedIds },
     classify: { task: 'classify', text: clsText, ids: [clsIds], labels: Object.values(clsCfg.id2label) },
-    qa: { task: 'qa', question, context, ids: [qaIds], ctxStart: qIds.length, words: qaWords, wordStarts } };
+    qa: { task: 'qa', question, context, ids: [qaIds], ctxStart: qIds.length, words: qaWords, wordStarts },
+    translate };
 }
 
 // ------------------------------------------------------------------------------------------------- the rows
@@ -143,6 +188,10 @@ function rows(w) {
       WF('distilbert-cls', 'f32'), ORT('onnx/distilbert-cls-fp32.onnx'), 1e-4);
     add('qa-f32', `DistilBERT-base question-answering, question + context = ${QA_TOKENS} tokens (one window): f32 vs onnxruntime-web fp32`, 'qa',
       WF('distilbert-qa', 'f32'), ORT('onnx/distilbert-qa-fp32.onnx'), 1e-3);
+    // translation: the same random MarianMTModel (opus-mt-en-de's shape), a Hugging Face folder for wasmformer and the
+    // ONNX folder (encoder_model + decoder_model_merged) for transformers.js; greedy and 4 beams, 32 new tokens
+    add(TRANSLATE, 'Marian (opus-mt-en-de shape) translation, 32-token source → 32 new tokens, greedy and 4 beams: f32 vs transformers.js fp32', 'translate',
+      WF('marian-en-de', 'f32'), { engine: 'tjs', model: 'marian-en-de-onnx' }, undefined, { work: work.marian, setupError: translateSetupError });
     add('bert-threads', 'BERT-base fill-mask, 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'fill', WF('bert-base', 'f32', { threads: 2, bpw: 4 }), WF('bert-base', 'f32', { bpw: 4 }));
     add('prefill-threads', 'GPT-2 small prefill of 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'prefill', WF('gpt2-base', 'f32', { threads: 2, bpw: 4 }), WF('gpt2-base', 'f32', { bpw: 4 }));
   }
@@ -171,6 +220,14 @@ const decoderWork = (c) => {
   const weights = L * (E * (Q + 2 * KV) + Q * E + 3 * E * F);
   return { prefill: 2 * T * weights + 2 * L * T * (T + 1) * Q + 2 * E * V, decodeWeights: weights + E * V };
 };
+// Marian: the weights one decoder step reads (self-attention q, k, v, out; cross-attention q and out — its keys and
+// values are computed once per source; the MLP; the tied output layer); the 4 beams' step reads them once too.
+function marianWork() {
+  const f = path.join(MODELS, 'marian-en-de/config.json');
+  if (!existsSync(f)) return null;
+  const c = JSON.parse(readFileSync(f, 'utf8')), E = c.d_model;
+  return { stepWeights: c.decoder_layers * (6 * E * E + 2 * E * c.decoder_ffn_dim) + E * c.vocab_size };
+}
 const work = {
   // per text (its tokens, all of them real: every text has EMBED_TOKENS); the pooling is not counted
   embed: enc(miniCfg, EMBED_TOKENS),
@@ -183,6 +240,7 @@ const work = {
   // rows with another model than GPT-2 small carry theirs (row.work)
   llama: decoderWork(llamaCfg),
   qwen2: decoderWork(qwen2Cfg),
+  marian: marianWork(),
 };
 
 // -------------------------------------------------------------------------------------------------- Chromium
@@ -215,11 +273,14 @@ async function chromium() {
   const page = context.pages()[0] ?? (await context.newPage());
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
+  // which wasm files the page and its workers fetch (the engines' builds), with WF_BENCH_VERBOSE
+  page.on('request', (r) => { if (process.env.WF_BENCH_VERBOSE && /\.wasm$/.test(r.url())) console.log('  [page] fetches', new URL(r.url()).pathname); });
   page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); else if (process.env.WF_BENCH_VERBOSE) console.log('  [page]', m.text()); });
   await page.goto(`http://127.0.0.1:${server.address().port}/bench/peers/page.html`);
   await page.waitForFunction(() => window.benchInfo, null, { timeout: 60000 }).catch(() => { throw new Error(`the benchmark page did not start: ${errors.join('; ')}`); });
   const info = await page.evaluate(() => window.benchInfo);
   if (!info.crossOriginIsolated) throw new Error('the benchmark page is not cross-origin isolated (no threads): check the server headers');
+  if (info.tjsVersions) tjsVersions ??= info.tjsVersions;
   return {
     env: `Chromium ${context.browser()?.version() ?? info.userAgent.match(/Chrome\/\S+/)?.[0]} (cross-origin isolated, hardwareConcurrency ${info.hardwareConcurrency})`,
     run: (row, o) => page.evaluate(([row, o]) => window.benchRow(row, o), [row, o]),
@@ -231,16 +292,22 @@ async function chromium() {
   };
 }
 
+let tjsVersions = null;  // transformers.js and its onnxruntime-web, where the translation row loaded them
 async function node() {
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
   const file = (name) => path.join(MODELS, name);
+  // transformers.js on its onnxruntime-web (peers/transformers-js.mjs), for the translation row only
+  const tjs = plan.some((r) => r.env === 'node' && r.b.engine === 'tjs' && !r.setupError)
+    ? await (await import('./peers/transformers-js.mjs')).loadTransformersJs({ numThreads: 1 }) : null;
+  if (tjs) tjsVersions = tjs.versions;
   const ctx = {
     wasmformer: wf, ort, ortThreads: 1,
     // wllama as a Node user would try it: its ES module entry (its package.json "main" names no existing file)
     Wllama: (await import('@wllama/wllama/esm/index.js')).Wllama,
     wllamaAssets: { default: path.join(root, 'node_modules/@wllama/wllama/esm/wasm/wllama.wasm') },
     source: file,
+    transformers: tjs?.transformers, tjsModelOptions: tjs?.modelOptions, tjsVersions: tjs?.versions, tjsSource: file,
     bytes: async (name) => new Uint8Array(readFileSync(file(name))),
     blob: async (name) => new Blob([readFileSync(file(name))]),
   };
@@ -283,8 +350,12 @@ const fmt = (x, d = 0) => x.toFixed(d);
 // embed → sentences/s; classify and qa → ms.
 function lines(row, res, ceil) {
   const metrics = { fill: [['ms', 'ms', false]], prefill: [['prefill_ms', 'ms', false]], generate: [['prefill_ms', 'ms', false], ['decode_tps', 'tok/s', true]],
-    embed: [['sentences_per_s', 'sentences/s', true]], classify: [['ms', 'ms', false]], qa: [['ms', 'ms', false]] }[row.workload.task];
+    embed: [['sentences_per_s', 'sentences/s', true]], classify: [['ms', 'ms', false]], qa: [['ms', 'ms', false]],
+    translate: [['greedy_ms', 'ms', false], ['beam_ms', 'ms', false]] }[row.workload?.task ?? 'translate'];
+  const tw = row.workload?.task === 'translate' ? row.workload : null;
   const what = (key) => (key === 'decode_tps' ? `decode ${DECODE} tokens`
+    : key === 'greedy_ms' ? `translate ${tw?.ids.length ?? '?'} → ${tw?.options.max_new_tokens ?? '?'}, greedy`
+    : key === 'beam_ms' ? `translate ${tw?.ids.length ?? '?'} → ${tw?.options.max_new_tokens ?? '?'}, ${tw?.beams ?? '?'} beams`
     : { fill: 'fill-mask 128', prefill: 'prefill 128', generate: 'prefill 128', embed: `embed ${EMBED_BATCH} × ${EMBED_TOKENS}`,
         classify: `classify ${CLS_TOKENS}`, qa: `qa ${QA_TOKENS}` }[row.workload.task]);
   const line = { id: row.id, env: row.env, title: row.title, other_cores: res.other_cores, steal_cores: res.steal_cores };
@@ -300,7 +371,8 @@ function lines(row, res, ceil) {
       // bytes, holding little beside them), else the bytes it holds per weight (its converted copies)
       const bpw = !spec.bpwHeld || s.info.weight_bytes == null ? spec.bpw
         : Math.max(s.info.borrows_file_bytes ? spec.bpw : 0, s.info.weight_bytes / wk.decodeWeights);
-      const pct = key === 'decode_tps' ? (100 * m * wk.decodeWeights * bpw) / 1e9 / c.read_gbs
+      const pct = tw ? (100 * tw.options.max_new_tokens * row.work.stepWeights * 4) / (m / 1e3) / 1e9 / c.read_gbs
+        : key === 'decode_tps' ? (100 * m * wk.decodeWeights * bpw) / 1e9 / c.read_gbs
         : key === 'sentences_per_s' ? (100 * m * work.embed) / 1e9 / c.gflops
         : (100 * wk[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
       return { median: m, min: Math.min(...xs), max: Math.max(...xs), n: xs.length, pct, threads, threading: s.info.threading, dtype: s.info.dtype, bpw };
@@ -313,7 +385,11 @@ function lines(row, res, ceil) {
     const b = side(res.b, row.b);
     // a ratio comes only from the two sides of one row of this run, each with every timed run
     if (a.n !== reps.runs || b.n !== reps.runs) throw new Error(`${row.id}: ${a.n} and ${b.n} samples, not ${reps.runs}`);
-    return { ...line, what: what(key), unit, a, b, ratio: higherIsBetter ? a.median / b.median : b.median / a.median };
+    // the translation row: no ratio where the two engines' token ids differ
+    const refused = tw && res.agreement && !res.agreement[key === 'greedy_ms' ? 'greedy_ok' : 'beam_ok'];
+    if (refused) console.log(`WARNING: ${row.id} ${what(key)}: the engines' token ids differ; no ratio (${res.agreement.text})`);
+    return { ...line, what: what(key), unit, a, b, ratio: refused ? null : higherIsBetter ? a.median / b.median : b.median / a.median,
+             ...(refused ? { note: 'ratio refused: the engines\' token ids differ' } : {}) };
   });
 }
 
@@ -326,6 +402,8 @@ function table(all) {
     const short = l.id.split(':')[1];
     if (!l.a) out.push([l.env, short, l.what, '—', '—', '—', '—', '—', l.note]);
     else if (!l.b) out.push([l.env, short, l.what, v(l.a, l.unit), '—', '—', fmt(l.a.pct) + ' %', '—', `${l.a.threads} / —; ${l.note}${noise(l)}`]);
+    else if (l.ratio == null) out.push([l.env, short, l.what, v(l.a, l.unit), v(l.b, l.unit), '—', fmt(l.a.pct) + ' %', fmt(l.b.pct) + ' %',
+      `${l.a.threads} / ${l.b.threads}; ${l.note}${noise(l)}`]);
     else out.push([l.env, short, l.what, v(l.a, l.unit), v(l.b, l.unit), fmt(l.ratio, 2) + '×', fmt(l.a.pct) + ' %', fmt(l.b.pct) + ' %',
       `${l.a.threads} / ${l.b.threads}${noise(l)}`]);
   }
@@ -374,6 +452,7 @@ for (const env of envs) {
     for (const row of envRows) {
       const t0 = Date.now(), cpu0 = cpuSnapshot();
       try {
+        if (row.setupError || !row.workload) throw new Error(row.setupError ?? 'its model is missing');
         results[row.id] = await runner.run(row, reps);
       } catch (e) {
         results[row.id] = { error: String(e?.message ?? e).split('\n')[0] };
@@ -397,7 +476,8 @@ const meta = {
   started: started.toISOString(), seconds: Math.round((Date.now() - started) / 1e3), quick, warmup: reps.warmup, runs: reps.runs, prompt_tokens: PROMPT, decode_steps: DECODE,
   machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, busy_cores_before: +fmt(busy, 2) }, envs: envNames, ceilings: ceil,
   commit: git('rev-parse', 'HEAD'), dirty: !!git('status', '--porcelain'), dist: statSync(path.join(root, 'dist/wasmformer.wasm')).mtime.toISOString(),
-  peers: { 'onnxruntime-web': version('onnxruntime-web'), '@wllama/wllama': version('@wllama/wllama') },
+  peers: { 'onnxruntime-web': version('onnxruntime-web'), '@wllama/wllama': version('@wllama/wllama'),
+           ...(tjsVersions ? { '@huggingface/transformers': tjsVersions['@huggingface/transformers'], 'onnxruntime-web (transformers.js)': tjsVersions['onnxruntime-web'] } : {}) },
 };
 const ceilText = Object.values(ceil).map((c) => `${c.threads} thread${c.threads > 1 ? 's' : ''}: ${fmt(c.gflops, 1)} GFLOP/s f32x4 mul+add, ${fmt(c.read_gbs, 1)} GB/s read`).join('; ');
 const held = (s) => (s.weight_bytes == null ? '' : `, ${fmt(s.weight_bytes / 2 ** 20, 1)} MiB of weights held beside the file${s.borrows_file_bytes ? ', the rest computed from the file as stored' : ''}`);
@@ -416,14 +496,19 @@ const notes = plan.filter((row) => results[row.id]?.a).map((row) => {
 const md = `# wasmformer benchmark, ${meta.started}${quick ? ' — QUICK MODE, not for quoting' : ''}
 
 ${Object.values(envNames).join('; ')}. ${meta.machine.cpu}, ${meta.machine.cores} cores. Commit ${meta.commit?.slice(0, 10)}${meta.dirty ? ' (with uncommitted changes)' : ''}, dist/ built ${meta.dist}.
-onnxruntime-web ${meta.peers['onnxruntime-web']}, @wllama/wllama ${meta.peers['@wllama/wllama']}. Random weights with BERT-base, GPT-2-small, all-MiniLM-L6-v2 and DistilBERT-base shapes${plan.some((r) => r.work) ? ', and SmolLM2-135M / Qwen2.5-0.5B shapes with GPT-2\'s 50257-token vocabulary (not their own 49152 / 151936)' : ''} (build/bench-models).
+onnxruntime-web ${meta.peers['onnxruntime-web']}, @wllama/wllama ${meta.peers['@wllama/wllama']}${tjsVersions ? `, transformers.js ${tjsVersions['@huggingface/transformers']} (on its onnxruntime-web ${tjsVersions['onnxruntime-web']})` : ''}. Random weights with BERT-base, GPT-2-small, all-MiniLM-L6-v2 and DistilBERT-base shapes${plan.some((r) => r.work && r.work !== work.marian) ? ', and SmolLM2-135M / Qwen2.5-0.5B shapes with GPT-2\'s 50257-token vocabulary (not their own 49152 / 151936)' : ''} (build/bench-models).
 Medians of ${reps.runs} timed runs (min–max) after ${reps.warmup} warm-up runs, engines alternating A B A B in one process; one thread unless the row says.
 × faster: how many times faster wasmformer is, from this run only. Machine ceilings, measured in this run (wasm probe in Node): ${ceilText}.
 % of ceiling: fill-mask and prefill, useful FLOPs (${fmt(work.fill / 1e9, 1)} and ${fmt(work.prefill / 1e9, 1)} GFLOP) over time against the mul+add ceiling (for int8/q8_0/q4_0 as f32-equivalent work);
 likewise embed (${fmt(work.embed / 1e9, 2)} GFLOP a text), classify (${fmt(work.classify / 1e9, 1)} GFLOP) and qa (${fmt(work.qa / 1e9, 1)} GFLOP); the peer's times of these include building its input tensors and the post-processing in JS (pooling, softmax, the answer span), not tokenizing;
 decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight) against read bandwidth; for the threads used.${
-  plan.some((r) => r.work) ? `\nThe Llama-style rows count their own: llama (SmolLM2-135M shape) prefill ${fmt(work.llama.prefill / 1e9, 1)} GFLOP, ${fmt(work.llama.decodeWeights / 1e6, 1)} M weights a decode step; ` +
-    `qwen2 (Qwen2.5-0.5B shape) ${fmt(work.qwen2.prefill / 1e9, 1)} GFLOP, ${fmt(work.qwen2.decodeWeights / 1e6, 1)} M weights (the tied embeddings as the LM head included); wasmformer's bytes per weight are the file's where it computes from the file's bytes as stored, else those of the copies it holds (a q4_0 file re-blocked to q8_0: 34/32).` : ''}
+  plan.some((r) => r.work && r.work !== work.marian) ? `\nThe Llama-style rows count their own: llama (SmolLM2-135M shape) prefill ${fmt(work.llama.prefill / 1e9, 1)} GFLOP, ${fmt(work.llama.decodeWeights / 1e6, 1)} M weights a decode step; ` +
+    `qwen2 (Qwen2.5-0.5B shape) ${fmt(work.qwen2.prefill / 1e9, 1)} GFLOP, ${fmt(work.qwen2.decodeWeights / 1e6, 1)} M weights (the tied embeddings as the LM head included); wasmformer's bytes per weight are the file's where it computes from the file's bytes as stored, else those of the copies it holds (a q4_0 file re-blocked to q8_0: 34/32).` : ''}${
+  plan.some((r) => r.workload?.task === 'translate') && work.marian ? `\nTranslation (${TRANSLATE}): a random MarianMTModel with opus-mt-en-de's shape (bench/peers/make_marian.py), one source sentence of ${w.translate?.ids.length} ids, ` +
+    `${w.translate?.options.max_new_tokens} new tokens on both sides (</s> banned through bad_words_ids, the last token the forced </s>), text in and text out on both sides; wasmformer Model.translate, transformers.js pipeline('translation') ` +
+    `for greedy and, as transformers.js ${tjsVersions?.['@huggingface/transformers'] ?? ''} has no beam search (its generate keeps one candidate a step), Hugging Face's beam search in bench/peers/measure.mjs on its tokenizer and onnxruntime-web sessions for ${w.translate?.beams} beams. ` +
+    `% of ceiling: the decoder's weights read per step (${fmt(work.marian.stepWeights / 1e6, 1)} M f32, the tied output layer included; the beams of a step read them once) × ${w.translate?.options.max_new_tokens} steps against read bandwidth. ` +
+    `No ratio is given where the engines' token ids differ.` : ''}
 
 ${table(all)}
 

@@ -10,6 +10,8 @@
 //   embed:    { ms, sentences_per_s }                 feature-extraction of a batch of texts, mean pooling + L2 norm
 //   classify: { ms }                                  text-classification of one text (softmax, the best label)
 //   qa:       { ms }                                  question-answering, question + context in one window
+//   translate: { greedy_ms, beam_ms }                 one translation of one source sentence (Marian), greedy, then
+//                                                     with num_beams beams: text in, text out, max_new_tokens each
 // The encoder tasks also compare what the two engines computed (agreement(), in the row's result): A and B are fed
 // the same ids — wasmformer's pipeline takes the texts, and its own tokenizer is checked at load to give the ids
 // that B is fed — and their embeddings, labels or answers must agree.
@@ -131,6 +133,128 @@ export function generationAgreement(a, b, tol) {
   };
 }
 
+// Hugging Face's beam search (GenerationMixin._beam_search of transformers ≥ 4.50, as tools/reference/marian.py's
+// _beam writes it) for one source on a transformers.js Seq2Seq pipeline's tokenizer and onnxruntime-web sessions
+// (encoder_model, decoder_model_merged). The generation config's eos / decoder start / forced EOS / renormalize_logits /
+// length_penalty / early_stopping / bad_words_ids, each unless the options give it; max_new_tokens. Each step: the num_beams running
+// hypotheses' last tokens through the decoder as one batch (past fed back: the branch with past), log-softmax, the
+// processors (bad words, forced EOS at the last step, renormalize), the running scores added, the best 2·num_beams
+// candidates; those that end (EOS or the length) and rank among the first num_beams enter the finished list (score
+// / generated length^length_penalty); the best num_beams others run on, the decoder's past reordered to them. The
+// encoder's keys and values are the same for every beam and are not reordered. Returns the best finished
+// hypothesis { ids (start token first), text }.
+// logsumexp of a row (−inf entries count as 0): the log-softmax of a row is row − this
+function logSumExp(row) {
+  let m = -Infinity;
+  for (let i = 0; i < row.length; i++) if (row[i] > m) m = row[i];
+  let s = 0;
+  for (let i = 0; i < row.length; i++) s += Math.exp(row[i] - m);
+  return m + Math.log(s);
+}
+export async function beamSearch(tr, ortT, text, { num_beams: B, max_new_tokens, ...o }) {
+  const gc = { ...tr.model.generation_config, ...o };  // the options over the generation config, as generate() takes them
+  const eos = gc.eos_token_id, start = gc.decoder_start_token_id, forced = gc.forced_eos_token_id ?? null, bad_words_ids = gc.bad_words_ids ?? [];
+  const lp = gc.length_penalty ?? 1, es = gc.early_stopping ?? false, renorm = !!gc.renormalize_logits;
+  const L = 1 + max_new_tokens, f32 = Math.fround;
+  const encoder = tr.model.sessions.model, decoder = tr.model.sessions.decoder_model_merged;
+  const ids = Array.from(tr.tokenizer(text).input_ids.data, Number), S = ids.length;
+  const i64 = (xs, dims) => ortT('int64', BigInt64Array.from(xs, BigInt), dims);
+  const h = (await encoder.run({ input_ids: i64(ids, [1, S]), attention_mask: i64(ids.map(() => 1), [1, S]) })).last_hidden_state;
+  const E = h.dims[2], hB = new Float32Array(B * S * E);
+  for (let b = 0; b < B; b++) hB.set(h.data, b * S * E);
+  const encH = ortT('float32', hB, [B, S, E]), encMask = i64(new Array(B * S).fill(1), [B, S]);
+  const pastMeta = decoder.inputMetadata.filter((m) => m.name.startsWith('past_key_values.'));
+  let past = null, running = Array.from({ length: B }, () => [start]);
+  let runScores = Array.from({ length: B }, (_, b) => (b ? -1e9 : 0));
+  let fin = Array.from({ length: B }, () => ({ seq: [start], score: -1e9, done: false }));
+  let unsatisfied = true;
+  for (let cur = 1; cur < L; cur++) {
+    const feeds = { encoder_attention_mask: encMask, input_ids: i64(running.map((r) => r[cur - 1]), [B, 1]), encoder_hidden_states: encH,
+                    use_cache_branch: ortT('bool', [past !== null], [1]) };
+    for (const m of pastMeta)
+      feeds[m.name] = past?.[m.name] ?? ortT('float32', new Float32Array(0), m.shape.map((d) => (typeof d === 'number' ? d : d === 'batch_size' ? B : 0)));
+    const out = await decoder.run(feeds);
+    const V = out.logits.dims[2], acc = new Float32Array(B * V).fill(-Infinity);
+    for (let b = 0; b < B; b++) {
+      const row = out.logits.data.subarray(b * V, (b + 1) * V), banned = new Set();
+      for (const word of bad_words_ids) {
+        const r = running[b], n = word.length - 1;
+        if (r.length >= n && word.slice(0, n).every((x, j) => r[r.length - n + j] === x)) banned.add(word[n]);
+      }
+      if (forced !== null && cur === L - 1) {  // forced EOS: every score −inf, EOS's 0 (renormalized: still 0)
+        acc[b * V + forced] = runScores[b];
+        continue;
+      }
+      // log_softmax, the banned tokens at −inf, log_softmax again (renormalize_logits) = row − the logsumexp of the
+      // tokens not banned: one pass of exp (the logits are this step's output, banned in place)
+      const lseAll = renorm ? 0 : logSumExp(row);
+      for (const v of banned) row[v] = -Infinity;
+      const lse = renorm ? logSumExp(row) : lseAll;
+      for (let v = 0; v < V; v++) acc[b * V + v] = f32(f32(row[v] - lse) + runScores[b]);
+    }
+    // the best 2B of B × V (ties: the lower index first)
+    const K = 2 * B, top = [];
+    for (let i = 0; i < acc.length; i++) {
+      const x = acc[i];
+      if (top.length === K && !(x > top[K - 1][0])) continue;
+      let j = top.length === K ? K - 1 : top.length;
+      while (j > 0 && top[j - 1][0] < x) j--;
+      top.splice(j, 0, [x, i]);
+      if (top.length > K) top.pop();
+    }
+    const cand = top.map(([, i]) => [...running[Math.floor(i / V)], i % V]);
+    const src = top.map(([, i]) => Math.floor(i / V));
+    const hits = cand.map((c) => c[cur] === eos || cur + 1 >= L);
+    const runLp = top.map(([x], i) => f32(x + (hits[i] ? -1e9 : 0)));
+    const nxt = [...runLp.keys()].sort((a, b) => runLp[b] - runLp[a] || a - b).slice(0, B);
+    running = nxt.map((i) => cand[i]);
+    runScores = nxt.map((i) => runLp[i]);
+    // the past for the next step: the decoder's own keys and values follow the surviving beams
+    const order = nxt.map((i) => src[i]);
+    past = {};
+    for (const [name, t] of Object.entries(out)) {
+      if (!name.startsWith('present.')) continue;
+      const key = name.replace('present', 'past_key_values');
+      if (name.includes('.encoder.') || order.every((o, b) => o === b)) { past[key] = t; continue; }
+      const row = t.data.length / B, data = new Float32Array(t.data.length);
+      order.forEach((o, b) => data.set(t.data.subarray(o * row, (o + 1) * row), b * row));
+      past[key] = ortT('float32', data, t.dims);
+    }
+    const allDone = fin.every((x) => x.done);
+    const fresh = top.map(([x], i) => {
+      let sc = f32(x / cur ** lp);
+      if (allDone && es === true) sc -= 1e9;
+      if (!unsatisfied) sc -= 1e9;
+      const just = hits[i] && i < B;
+      return { seq: cand[i], score: f32(sc + (just ? 0 : -1e9)), done: just };
+    });
+    fin = [...fin, ...fresh].map((x, i) => [x, i]).sort((a, b) => b[0].score - a[0].score || a[1] - b[1]).slice(0, B).map(([x]) => x);
+    const length = es === 'never' && lp > 0 ? L - 1 : cur;
+    const bestRunning = runScores[0] / length ** lp, lowest = Math.min(...fin.map((x) => x.score));
+    unsatisfied &&= fin.some((x) => bestRunning > (x.done ? lowest : -1e9));
+    if (!(unsatisfied && !(fin.every((x) => x.done) && es === true) && !hits.every(Boolean))) break;
+  }
+  let best = fin[0].seq;
+  const e = best.indexOf(eos, 1);
+  if (e > 0) best = best.slice(0, e + 1);
+  return { ids: best, text: tr.tokenizer.decode(best, { skip_special_tokens: true }) };
+}
+
+// The translation row: the two engines' token ids, greedy and beam, against each other and against the PyTorch
+// reference (make_marian.py's bench-reference.json). A ratio is given only where the engines' ids are identical.
+export function translationAgreement(w, a, b, bCheck) {
+  const eq = (x, y) => JSON.stringify(x) === JSON.stringify(y);
+  const part = (x, y) => { let k = 0; while (k < x.length && x[k] === y[k]) k++; return k; };
+  const say = (what, x, y, ref) => (eq(x, y) ? `${what} ids identical (${x.length - 1} generated)${eq(x, ref) ? ', = PyTorch\'s' : ', NOT PyTorch\'s'}`
+    : `${what} ids DIFFER after ${part(x, y) - 1} of ${x.length - 1} tokens`);
+  const greedy_ok = eq(a.output.greedy, bCheck.greedy), beam_ok = eq(a.output.beam, b.output.beam);
+  const texts = a.output.greedy_text === b.output.greedy_text && a.output.beam_text === b.output.beam_text ? 'texts identical' : 'texts DIFFER';
+  const own = eq(bCheck.own_beams, bCheck.greedy) ? `transformers.js's own generate(num_beams ${w.beams}) returned its greedy ids (it has no beam search)`
+    : `transformers.js's own generate(num_beams ${w.beams}) did NOT return its greedy ids`;
+  return { ok: greedy_ok && beam_ok, greedy_ok, beam_ok,
+           text: `${say('greedy', a.output.greedy, bCheck.greedy, w.expected.greedy)}; ${say(`${w.beams}-beam best`, a.output.beam, b.output.beam, w.expected.beam)}; ${texts}; ${own}` };
+}
+
 // ------------------------------------------------------------------------------------------------------ engines
 // Each loads its model and returns { info, run() → sample, dispose() }; spec = the engine's side of the row, w = the
 // row's workload (text, ids, …).
@@ -156,6 +280,34 @@ const engines = {
           return { ms };
         },
         dispose: () => fm.dispose(),
+      };
+    }
+    if (w.task === 'translate') {
+      const { Model } = ctx.wasmformer;
+      const m = await Model.load(source, opts);
+      info.dtype = m.info.dtype;
+      // its own tokenizer must give the source ids the peer's does (both are checked against the reference's)
+      const ids = await m.tokenizer.encode(w.text);
+      if (JSON.stringify(ids) !== JSON.stringify(w.ids)) throw new Error(`wasmformer's tokenizer gives ${ids.length} other ids than the reference's ${w.ids.length}`);
+      info.input = `${ids.length} source ids`;
+      seen(await m.engineInfo());
+      const one = async (num_beams) => {
+        const t0 = now();
+        const [hyps] = await m.translate(w.text, { num_beams, ...w.options });
+        const ms = now() - t0;
+        const out = [w.start, ...hyps[0].token_ids];
+        if (out.length !== 1 + w.options.max_new_tokens) throw new Error(`wasmformer generated ${out.length - 1} tokens with ${num_beams} beams, not ${w.options.max_new_tokens}`);
+        return { ms, ids: out, text: hyps[0].translation_text };
+      };
+      return {
+        info,
+        async run() {
+          const g = await one(1), b = await one(w.beams);
+          info.output = { greedy: g.ids, beam: b.ids, greedy_text: g.text, beam_text: b.text };
+          seen(await m.engineInfo());
+          return { greedy_ms: g.ms, beam_ms: b.ms };
+        },
+        dispose: () => m.dispose(),
       };
     }
     const encoderTask = { embed: 'feature-extraction', classify: 'text-classification', qa: 'question-answering' }[w.task];
@@ -301,6 +453,46 @@ const engines = {
     };
   },
 
+  // transformers.js (@huggingface/transformers) on onnxruntime-web, the translation row: its pipeline('translation')
+  // on the ONNX folder (encoder_model.onnx + decoder_model_merged.onnx, as Optimum exports Marian), text in, text out.
+  // Greedy: the pipeline with num_beams 1 and the row's options. Beam search: transformers.js 4.3.1 has none — its
+  // generate() accepts num_beams but keeps the first candidate of each step (generation loop: "TODO: Support beam
+  // search"), so num_beams 4 returns the greedy answer at greedy's cost (check() shows it every run); the beam side
+  // is therefore Hugging Face's beam search written here (beamSearch below) on the pipeline's own tokenizer and
+  // onnxruntime-web sessions, the num_beams hypotheses as one batch with the decoder's past fed back (reordered to
+  // each step's surviving beams) — what transformers.js would run if it had beam search.
+  async tjs(spec, w, ctx) {
+    const { transformers } = ctx;
+    const tr = await transformers.pipeline('translation', ctx.tjsSource(spec.model), ctx.tjsModelOptions);
+    const ids = Array.from(tr.tokenizer(w.text).input_ids.data, Number);
+    if (JSON.stringify(ids) !== JSON.stringify(w.ids)) throw new Error(`transformers.js's tokenizer gives other ids (${ids.length}) than the reference's (${w.ids.length})`);
+    const info = { threads: ctx.ortThreads, input: `${ids.length} source ids`,
+                   threading: `transformers.js ${ctx.tjsVersions['@huggingface/transformers']} on onnxruntime-web ${ctx.tjsVersions['onnxruntime-web']} (wasm), numThreads ${ctx.ortThreads}` };
+    const ortT = (type, data, dims) => new transformers.Tensor(type, data, dims).ort_tensor;
+    const T64 = (xs) => new transformers.Tensor('int64', BigInt64Array.from(xs, BigInt), [1, xs.length]);
+    const generate = async (num_beams) => Array.from((await tr.model.generate({ input_ids: T64(w.ids), attention_mask: T64(w.ids.map(() => 1)),
+      num_beams, do_sample: false, ...w.options })).data, Number);
+    return {
+      info,
+      async run() {
+        const t0 = now();
+        const [g] = await tr(w.text, { num_beams: 1, ...w.options });
+        const t1 = now();
+        const b = await beamSearch(tr, ortT, w.text, { num_beams: w.beams, ...w.options });
+        const t2 = now();
+        if (b.ids.length !== 1 + w.options.max_new_tokens) throw new Error(`the beam search generated ${b.ids.length - 1} tokens, not ${w.options.max_new_tokens}`);
+        info.output = { greedy_text: g.translation_text, beam: b.ids, beam_text: b.text };
+        return { greedy_ms: t1 - t0, beam_ms: t2 - t1 };
+      },
+      // untimed: the pipeline's greedy ids (the same generate() call it makes), and what transformers.js's own
+      // generate() returns for num_beams 4
+      async check() {
+        return { greedy: await generate(1), own_beams: await generate(w.beams) };
+      },
+      dispose: () => tr.dispose(),
+    };
+  },
+
   // wllama's completion takes text; its own tokenizer must find the same number of tokens (checked on every run)
   async wllama(spec, w, ctx) {
     const wl = new ctx.Wllama(ctx.wllamaAssets, { suppressNativeLog: true, allowOffline: true });
@@ -393,6 +585,12 @@ export async function runRow(row, ctx, { warmup, runs, log = () => {} }) {
       res.agreement = generationAgreement(ca, cb, row.agree ?? 0.05);
       res.agreement.input = `${row.workload.ids.length} prompt tokens each`;
       res.check = { a: ca, b: cb };
+    }
+    if (row.workload.task === 'translate') {
+      const cb = await loaded.b.check();
+      res.agreement = translationAgreement(row.workload, loaded.a.info, loaded.b.info, cb);
+      res.agreement.input = loaded.a.info.input === loaded.b.info.input ? `source ids identical (${loaded.a.info.input})` : `source DIFFERENT: A ${loaded.a.info.input}, B ${loaded.b.info.input}`;
+      res.check = { b: cb };
     }
     if (['embed', 'classify', 'qa'].includes(row.workload.task)) {
       res.agreement = agreement(row.workload.task, loaded.a.info, loaded.b.info, row.agree);
