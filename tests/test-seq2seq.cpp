@@ -246,3 +246,55 @@ TEST_CASE("a translation session streams greedy tokens one step at a time; beams
     for (size_t k = 0; k < 2; ++k) CHECK(wf::seq2seq_hypothesis_json(f.pm, "translation", b.source_ids(), b.results()[k], b.params()) == want["results"][0][k]);
     CHECK_THROWS_WITH(wf::seq2seq_session(wft::fixture_model("gpt2-tiny"), "translation", text, greedy), Catch::Contains("translation needs an encoder–decoder model"));
 }
+
+TEST_CASE("hostile texts through Marian's, T5's and GPT-1's tokenizers: ids in the vocabulary, offsets in the text, no crash", "[seq2seq][tokenizer][hostile]") {
+    std::vector<std::string> texts = {
+        std::string("\xff\xfe\xc3", 3), std::string("a\0b", 3), "\xed\xa0\x80 lone surrogate", ">>", ">><<", ">>x<<", ">>es<<", ">>es<< >>fr<<\n>>de<<",
+        "<extra_id_0>", "<extra_id_0><extra_id_0>", "</s></s><unk><pad>", "e\xcc\x81\xcc\x81\xcc\x81", "\xd8\xa7\xd9\x84\xd8\xb9\xd8\xb1\xd8\xa8\xd9\x8a\xd8\xa9",
+        "\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x92\xbb", "\t\n\r\v\f", std::string(5000, ' '), std::string(20000, 'a'), "\xef\xbf\xbd\xef\xbb\xbf"};
+    std::string sentinels;
+    for (int i = 0; i < 300; ++i) sentinels += "<extra_id_" + std::to_string(i % 9) + "> x";
+    texts.push_back(sentinels);
+    for (const char* name : {"marian-tiny", "t5-tiny", "openai-gpt-tiny", "openai-gpt-tiny-hub"}) {
+        INFO(name);
+        const wf::tokenizer& tok = *wft::fixture_model(name).tok;
+        for (const std::string& t : texts) {
+            INFO("text of " << t.size() << " bytes");
+            const auto ids = tok.encode(t, true);
+            for (int32_t id : ids) REQUIRE((id >= 0 && id < tok.vocab_size()));
+            const wf::encoding e = tok.encode_offsets(t);
+            for (const auto& o : e.offsets) REQUIRE((o.begin >= 0 && o.begin <= o.end && o.end <= int32_t(t.size())));
+            tok.decode(ids, true);
+            tok.decode(ids, false);
+        }
+    }
+}
+
+TEST_CASE("broken Marian and GPT-1 tokenizer files are errors that name the file", "[seq2seq][tokenizer][errors]") {
+    auto marian_with = [](const std::string& file, const std::string& text) {
+        auto files = wft::read_dir(wft::data_path("fixtures/marian-tiny"));
+        files->remove("expected.json");
+        files->remove(file);
+        files->add(file, std::vector<uint8_t>(text.begin(), text.end()));
+        return files;
+    };
+    CHECK_THROWS_WITH(wf::load_pipeline_model(marian_with("vocab.json", R"({"</s>": 0, "<unk>": 5})")), Catch::Contains("vocab.json: id 5 of \"<unk>\" is outside [0, 2)"));
+    CHECK_THROWS_WITH(wf::load_pipeline_model(marian_with("vocab.json", R"({"</s>": 0, "<unk>": 0})")), Catch::Contains("vocab.json: id 0 is given to two pieces"));
+    CHECK_THROWS_WITH(wf::load_pipeline_model(marian_with("vocab.json", R"({"a": 0, "<unk>": 1})")), Catch::Contains("vocab.json"));
+    CHECK_THROWS_WITH(wf::load_pipeline_model(marian_with("vocab.json", "[1, 2]")), Catch::Contains("vocab.json: must be a JSON object"));
+    CHECK_THROWS_WITH(wf::load_pipeline_model(marian_with("target.spm", "not a protobuf")), Catch::Contains("target.spm"));
+    auto gpt1_with = [](const std::string& text) {
+        auto files = wft::read_dir(wft::data_path("fixtures/openai-gpt-tiny"));
+        files->remove("expected.json");
+        files->remove("vocab.json");
+        files->add("vocab.json", std::vector<uint8_t>(text.begin(), text.end()));
+        return files;
+    };
+    CHECK_THROWS_WITH(wf::load_pipeline_model(gpt1_with(R"({"<unk>": 0, "a</w>": 2})")), Catch::Contains("vocab.json: no token has id 1"));
+    // a text longer than the model's positions: a clear error, and the model goes on
+    const auto& pm = marian("marian-tiny").pm;
+    std::string longer;
+    for (int i = 0; i < 80; ++i) longer += "light ";
+    CHECK_THROWS_WITH(wf::run_seq2seq_task(pm, "translation", {longer}, wf::json::object()), Catch::Contains("the model reads at most 64"));
+    CHECK(wf::run_seq2seq_task(pm, "translation", {"light"}, {{"max_new_tokens", 2}})["results"].size() == 1);
+}
