@@ -129,9 +129,6 @@ public:
         return guarded(out_, [&] {
             tr_.reset();
             tr_ = std::make_unique<wf::seq2seq_session>(need(), task, text, parse(opts, "translation options"));
-            tr_task_ = task;
-            tr_text_.clear();
-            tr_ids_ = {tr_->params().decoder_start_token_id};
             return wf::json{{"source_ids", tr_->source_ids()}};
         });
     }
@@ -139,23 +136,8 @@ public:
         return guarded(out_, [&] {
             const wf::cancel_fn stop = cancel_from(cancel);
             if (!tr_) throw wf::error("no translation in progress");
-            const auto id = tr_->step(&stop);
-            wf::json r = {{"done", tr_->finished()}};
-            if (id) {
-                r["id"] = *id;
-                std::vector<int32_t> so_far = tr_->finished() ? tr_->results()[0].ids : tr_ids_;
-                if (!tr_->finished()) so_far.push_back(*id), tr_ids_ = so_far;
-                // the text this token adds: the decoded translation grows at its end (held back while it does not)
-                const std::string now = need().tok->decode(std::vector<int32_t>(so_far.begin() + 1, so_far.end()), tr_->params().skip_special_tokens);
-                if (now.compare(0, tr_text_.size(), tr_text_) == 0) r["text"] = now.substr(tr_text_.size()), tr_text_ = now;
-            }
-            if (tr_->finished()) {
-                wf::json list = wf::json::array();
-                for (const auto& h : tr_->results()) list.push_back(wf::seq2seq_hypothesis_json(need(), tr_task_, tr_->source_ids(), h, tr_->params()));
-                r["results"] = list;
-                tr_.reset();
-                tr_ids_.clear();
-            }
+            wf::json r = tr_->step_json(&stop);
+            if (tr_->finished()) tr_.reset();
             return r;
         });
     }
@@ -226,8 +208,6 @@ private:
     std::unique_ptr<wf::pipeline_model> pm_;
     std::unique_ptr<wf::generation> gen_;
     std::unique_ptr<wf::seq2seq_session> tr_;
-    std::string tr_task_, tr_text_;  // the streamed translation's task and the text sent so far
-    std::vector<int32_t> tr_ids_;    // its tokens so far, start token first
     std::vector<float> attention_;
     std::vector<float> floats_;  // feature-extraction's output
     int attention_layer_ = -2;

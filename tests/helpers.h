@@ -96,6 +96,19 @@ struct golden {
     }
 };
 
+// A nested JSON list of numbers, flattened in order (expected.json's tensors).
+inline std::vector<float> flat(const wf::json& nested) {
+    std::vector<float> out;
+    auto walk = [&](const wf::json& j, auto& self) -> void {
+        if (j.is_array())
+            for (const auto& x : j) self(x, self);
+        else
+            out.push_back(j.get<float>());
+    };
+    walk(nested, walk);
+    return out;
+}
+
 // The largest |a − b|; infinite when either side has a NaN or an infinity the other lacks, so that no tolerance
 // passes a broken output.
 inline double max_abs_diff(const float* a, const float* b, size_t n) {
@@ -106,6 +119,14 @@ inline double max_abs_diff(const float* a, const float* b, size_t n) {
         m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
     }
     return m;
+}
+
+// max |a − b| relative to the reference's scale (its largest |b|, at least 1); the sizes must match
+inline double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return INFINITY;
+    double scale = 1;
+    for (float x : b) scale = std::max(scale, double(std::fabs(x)));
+    return max_abs_diff(a.data(), b.data(), a.size()) / scale;
 }
 
 // tests/data/quants/<type>.bin, written by tools/reference/make_quant_vectors.py from the independent Python

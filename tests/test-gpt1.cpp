@@ -16,23 +16,8 @@ wf::json expected(const std::string& name) {
     const auto bytes = wft::read_file(wft::data_path("fixtures/" + name + "/expected.json"));
     return wf::json::parse(bytes.begin(), bytes.end());
 }
-std::vector<float> flat(const wf::json& nested) {
-    std::vector<float> out;
-    auto walk = [&](const wf::json& j, auto& self) -> void {
-        if (j.is_array())
-            for (const auto& x : j) self(x, self);
-        else
-            out.push_back(j.get<float>());
-    };
-    walk(nested, walk);
-    return out;
-}
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    double scale = 1;
-    for (float x : b) scale = std::max(scale, double(std::fabs(x)));
-    return wft::max_abs_diff(a.data(), b.data(), a.size()) / scale;
-}
+using wft::flat;
+using wft::rel_diff;
 }  // namespace
 
 TEST_CASE("GPT-1's tokenizer: lower-cased basic tokenization, BPE with </w> word ends, from both file formats", "[gpt1][tokenizer]") {

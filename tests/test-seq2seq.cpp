@@ -28,25 +28,8 @@ const fixture& marian(const std::string& name) {
     return *f;
 }
 
-std::vector<float> flat(const wf::json& nested) {
-    std::vector<float> out;
-    auto walk = [&](const wf::json& j, auto& self) -> void {
-        if (j.is_array())
-            for (const auto& x : j) self(x, self);
-        else
-            out.push_back(j.get<float>());
-    };
-    walk(nested, walk);
-    return out;
-}
-
-// |a − b| relative to the reference's scale (the largest |b|, at least 1)
-double rel_diff(const std::vector<float>& a, const std::vector<float>& b) {
-    REQUIRE(a.size() == b.size());
-    double scale = 1;
-    for (float x : b) scale = std::max(scale, double(std::fabs(x)));
-    return wft::max_abs_diff(a.data(), b.data(), a.size()) / scale;
-}
+using wft::flat;
+using wft::rel_diff;
 
 // Marian (post-LN, sinusoidal positions) and T5 (pre-RMS-norm, relative position buckets; v1.0's ReLU and tied,
 // scaled head; flan-t5's gated GELU, own head, d_kv ≠ d_model / heads): the same tests, the same expected.json

@@ -237,7 +237,7 @@ std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hpa
 }
 
 seq2seq_session::seq2seq_session(const pipeline_model& pm, const std::string& task, std::string_view text, const json& options)
-    : pm_(pm), lm_(&need_seq2seq_lm(pm, task.c_str())), p_(parse_seq2seq_options(options, pm.seq2seq, task.c_str())) {
+    : pm_(pm), task_(task), lm_(&need_seq2seq_lm(pm, task.c_str())), p_(parse_seq2seq_options(options, pm.seq2seq, task.c_str())) {
     check_text_size(text);
     source_ = pm.tok->encode(text, true);
     if (source_.empty()) throw error(task + ": the text has no tokens");
@@ -270,6 +270,23 @@ std::optional<int32_t> seq2seq_session::step(const cancel_fn* cancel) {
     }
     results_ = {greedy_->h};
     return std::nullopt;
+}
+
+json seq2seq_session::step_json(const cancel_fn* cancel) {
+    const auto id = step(cancel);
+    json r = {{"done", finished()}};
+    if (id) {
+        r["id"] = *id;
+        const std::vector<int32_t>& ids = finished() ? results_[0].ids : greedy_->h.ids;  // start token first
+        const std::string now = pm_.tok->decode(std::vector<int32_t>(ids.begin() + 1, ids.end()), p_.skip_special_tokens);
+        if (now.compare(0, sent_.size(), sent_) == 0) r["text"] = now.substr(sent_.size()), sent_ = now;
+    }
+    if (finished()) {
+        json list = json::array();
+        for (const auto& h : results_) list.push_back(seq2seq_hypothesis_json(pm_, task_, source_, h, p_));
+        r["results"] = std::move(list);
+    }
+    return r;
 }
 
 json seq2seq_hypothesis_json(const pipeline_model& pm, const std::string& task, std::span<const int32_t> source, const seq2seq_hypothesis& h,

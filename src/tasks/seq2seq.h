@@ -47,6 +47,9 @@ public:
     ~seq2seq_session();
     // The token chosen (greedy, sampling), or nothing (beam search, or already finished).
     std::optional<int32_t> step(const cancel_fn* cancel = nullptr);
+    // The bindings' step: {done, id?, text? (what the token adds to the decoded translation; held back while the
+    // decoded text does not grow at its end), results? (once done: every hypothesis, as run_seq2seq_task writes it)}
+    json step_json(const cancel_fn* cancel = nullptr);
     bool finished() const { return !results_.empty(); }
     const std::vector<seq2seq_hypothesis>& results() const { return results_; }  // once finished
     const std::vector<int32_t>& source_ids() const { return source_; }
@@ -55,6 +58,8 @@ public:
 
 private:
     const pipeline_model& pm_;
+    std::string task_;
+    std::string sent_;  // the text step_json has sent
     const seq2seq_lm* lm_ = nullptr;
     seq2seq_params p_;
     std::vector<int32_t> source_;
