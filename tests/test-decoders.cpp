@@ -158,6 +158,68 @@ TEST_CASE("GGUF llama (permuted Q/K, rope_freqs), qwen2, gemma (norms stored as 
     CHECK(d < 0.05);  // and stay close (weights and activations quantized to 8 bits)
 }
 
+TEST_CASE("Split GGUF (gguf-split's parts, with and without tensors in the first) loads as the whole file; a part missing, "
+          "misnumbered or foreign is named", "[models][decoders][gguf]") {
+    // tools/reference/gguf_split.py wrote the parts from llama-tiny-q8_0.gguf: 8 + 8 + 5 tensors, and 0 + 11 + 10
+    const auto ids = wft::golden(wft::data_path("fixtures/llama-tiny/golden.safetensors")).i32("input_ids");
+    const auto whole = all_logits(load_file("fixtures/llama-tiny-q8_0.gguf"), ids);
+    for (const char* dir : {"fixtures/llama-tiny-q8_0-split", "fixtures/llama-tiny-q8_0-split-no-tensor-first"}) {
+        INFO(dir);
+        auto parts = wft::read_dir(wft::data_path(dir));
+        REQUIRE(parts->names().size() == 3);
+        const auto split = all_logits(wf::load_model(parts), ids);
+        REQUIRE(split.size() == whole.size());
+        CHECK(wft::max_abs_diff(split.data(), whole.data(), whole.size()) == 0);
+        // the pipeline reads its tokenizer and chat template from the first part's metadata
+        const wf::pipeline_model pm = wf::load_pipeline_model(wft::read_dir(wft::data_path(dir)));
+        CHECK(pm.tok->encode("hello world").size() > 0);
+        CHECK(wf::select_files(parts->names(), true) ==
+              std::vector<std::string>{"llama-tiny-q8_0-00001-of-00003.gguf", "llama-tiny-q8_0-00002-of-00003.gguf", "llama-tiny-q8_0-00003-of-00003.gguf"});
+    }
+    auto parts = [] { return wft::read_dir(wft::data_path("fixtures/llama-tiny-q8_0-split")); };
+    {
+        auto fs = parts();
+        fs->remove("llama-tiny-q8_0-00002-of-00003.gguf");
+        REQUIRE_THROWS_WITH(wf::load_model(fs), Catch::Contains("lacks llama-tiny-q8_0-00002-of-00003.gguf"));
+        REQUIRE_THROWS_WITH(wf::select_files(fs->names(), true), Catch::Contains("lacks llama-tiny-q8_0-00002-of-00003.gguf"));
+    }
+    {  // parts 2 and 3 under each other's names: their split.no says so
+        auto fs = std::make_shared<wf::file_set>();
+        auto src = parts();
+        fs->add("llama-tiny-q8_0-00001-of-00003.gguf", *src->get("llama-tiny-q8_0-00001-of-00003.gguf"));
+        fs->add("llama-tiny-q8_0-00002-of-00003.gguf", *src->get("llama-tiny-q8_0-00003-of-00003.gguf"));
+        fs->add("llama-tiny-q8_0-00003-of-00003.gguf", *src->get("llama-tiny-q8_0-00002-of-00003.gguf"));
+        REQUIRE_THROWS_WITH(wf::load_model(fs), Catch::Contains("llama-tiny-q8_0-00002-of-00003.gguf: split.no = 2, expected 1"));
+    }
+    {  // the first part alone, renamed: its split.count says what is missing
+        auto fs = std::make_shared<wf::file_set>();
+        fs->add("model.gguf", *parts()->get("llama-tiny-q8_0-00001-of-00003.gguf"));
+        REQUIRE_THROWS_WITH(wf::load_model(fs), Catch::Contains("model.gguf: split.count = 3, but 1 part was given"));
+    }
+    {  // a part of another model beside them; a plain .gguf beside them
+        auto fs = parts();
+        fs->add("other-00002-of-00003.gguf", *fs->get("llama-tiny-q8_0-00002-of-00003.gguf"));
+        REQUIRE_THROWS_WITH(wf::load_model(fs), Catch::Contains("give the parts of one split model"));
+        auto fs2 = parts();
+        fs2->add("model.gguf", wft::read_file(wft::data_path("fixtures/llama-tiny-q8_0.gguf")));
+        REQUIRE_THROWS_WITH(wf::load_model(fs2), Catch::Contains("give one model file"));
+    }
+    REQUIRE_THROWS_WITH(wf::select_files({"x-00001-of-99999.gguf"}, true), Catch::Contains("a split model of 99999 parts is over the limit of 256"));
+    {  // the same tensor in two parts
+        std::vector<wf::gguf_file> p;
+        auto fs = parts();
+        for (const std::string& n : fs->names()) p.push_back(wf::parse_gguf(fs->get(n)->data(), int64_t(fs->get(n)->size()), n));
+        const std::string dup = p[1].tensors[0].name;
+        p[2].tensors.push_back(p[1].tensors[0]);
+        REQUIRE_THROWS_WITH(wf::join_gguf_parts(std::move(p)),
+                            Catch::Contains("llama-tiny-q8_0-00003-of-00003.gguf: tensor \"" + dup + "\" is also in an earlier part"));
+        std::vector<wf::gguf_file> q;
+        for (const std::string& n : fs->names()) q.push_back(wf::parse_gguf(fs->get(n)->data(), int64_t(fs->get(n)->size()), n));
+        q[2].tensors.pop_back();  // one tensor fewer than split.tensors.count
+        REQUIRE_THROWS_WITH(wf::join_gguf_parts(std::move(q)), Catch::Contains("split.tensors.count = 21, but the 3 parts hold 20 tensors"));
+    }
+}
+
 TEST_CASE("Llama-style configs: errors name the field", "[models][decoders][errors]") {
     auto parse = [](const std::string& extra) {
         return wf::parse_config(R"({"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4, "num_hidden_layers": 1,

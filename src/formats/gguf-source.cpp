@@ -25,7 +25,7 @@ gguf_source::gguf_source(const gguf_file& g, const gguf_name_table& names) {
     for (const gguf_tensor& t : g.tensors) {
         raw_tensor r;
         r.name = hf_name(t.name, names);
-        r.file = g.file_name + " (tensor \"" + t.name + "\")";
+        r.file = (t.file.empty() ? g.file_name : t.file) + " (tensor \"" + t.name + "\")";
         r.type = t.type;
         r.shape.assign(t.ne.rbegin(), t.ne.rend());  // ggml's ne[0] is the innermost: PyTorch order is reversed
         r.data = t.data;

@@ -203,6 +203,7 @@ gguf_file parse_gguf(const uint8_t* bytes, int64_t size, const std::string& file
             throw error(file + ": tensor \"" + ti.name + "\" data (" + std::to_string(ti.n_bytes) + " bytes at " + std::to_string(offsets[t]) +
                         ") is not within the file");
         ti.data = bytes + data_start + offsets[t];
+        ti.file = file;
         expect = uint64_t(checked_add(end, align - 1, file + ": offset overflows") / align * align);
     }
     return g;

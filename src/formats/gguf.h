@@ -6,12 +6,15 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "kernels/dtype.h"
 
 namespace wf {
+
+class file_set;
 
 enum class gguf_type : uint32_t { u8 = 0, i8, u16, i16, u32, i32, f32, boolean, string, array, u64, i64, f64, count };
 const char* gguf_type_name(gguf_type t);
@@ -34,6 +37,7 @@ struct gguf_tensor {
     std::vector<int64_t> ne;  // ggml order: ne[0] is the innermost (contiguous) dimension
     const uint8_t* data = nullptr;
     int64_t n_bytes = 0;
+    std::string file;  // the file it is in (a split model's part)
 };
 
 struct gguf_limits {
@@ -62,5 +66,19 @@ public:
 };
 
 gguf_file parse_gguf(const uint8_t* bytes, int64_t size, const std::string& file_name, const gguf_limits& lim = {});
+
+// Split GGUF models, as llama.cpp's gguf-split writes them: "<prefix>-00001-of-00003.gguf" … "-00003-of-00003.gguf".
+// The first part holds all the metadata; every part holds split.no (0-based), split.count and split.tensors.count
+// (the whole model's) and some of the tensors (the first part may hold none).
+//
+// The GGUF files among `names`: the one .gguf file, or every part of one split model in order; none when there is no
+// .gguf. An error names what is wrong: several models, a part missing, parts of different splits.
+std::vector<std::string> gguf_model_files(const std::vector<std::string>& names);
+// The parts of a split model (parsed, in order) as one file: the first part's metadata without the split.* keys,
+// and every part's tensors, after checking each part's split.no and split.count, the total tensor count and that no
+// tensor is in two parts. Tensors stay views into the parts' bytes.
+gguf_file join_gguf_parts(std::vector<gguf_file> parts);
+// The model's GGUF among `files`: its .gguf file, or its parts joined; none when there is no .gguf file.
+std::optional<gguf_file> read_gguf(const file_set& files, const gguf_limits& lim = {});
 
 }  // namespace wf

@@ -153,25 +153,12 @@ loaded_model load_gguf_model(const gguf_file& g, std::shared_ptr<const file_set>
 }
 
 loaded_model load_model(std::shared_ptr<const file_set> files, const load_options& opt) {
-    if (const std::string gguf = gguf_file_name(*files); !gguf.empty()) {  // weights, hyper-parameters and tokenizer in one file
-        const auto* bytes = files->get(gguf);
-        return load_gguf_model(parse_gguf(bytes->data(), int64_t(bytes->size()), gguf), std::move(files), opt);
-    }
+    if (auto g = read_gguf(*files)) return load_gguf_model(*g, std::move(files), opt);  // weights, hyper-parameters, tokenizer in one file (or its parts)
     if (!files->has("config.json")) throw error("no config.json (and no .gguf file) among the model's files");
     const json config = parse_json_strict(files->text("config.json"), "config.json", 1 << 20);
     const architecture& a = architecture_for_config(config, "config.json");
     const safetensors_source src(*files);
     return build(a, a.from_config(config, "config.json"), src, std::move(files), opt, "config.json");
-}
-
-std::string gguf_file_name(const file_set& files) {
-    std::string found;
-    for (const std::string& n : files.names())
-        if (n.size() > 5 && n.compare(n.size() - 5, 5, ".gguf") == 0) {
-            if (!found.empty()) throw error("several .gguf files (" + found + ", " + n + "): give one model file");
-            found = n;
-        }
-    return found;
 }
 
 }  // namespace wf

@@ -54,13 +54,12 @@ struct loaded_model {
     std::shared_ptr<const file_set> files;  // kept while the weights are views into the file bytes
 };
 
-// A Hugging Face folder (config.json + model.safetensors or a sharded index) or one .gguf file → a model.
+// A Hugging Face folder (config.json + model.safetensors or a sharded index) or one .gguf file (or the parts of a
+// split one) → a model.
 // Errors name the file and the field or tensor at fault.
 loaded_model load_model(std::shared_ptr<const file_set> files, const load_options& opt = {});
 // The same from a GGUF file already parsed (its bytes are in `files`).
 loaded_model load_gguf_model(const gguf_file& g, std::shared_ptr<const file_set> files, const load_options& opt = {});
-// The one .gguf file among the files ("" if none; an error if several).
-std::string gguf_file_name(const file_set& files);
 
 // Bytes the engine allocates beyond the file for a model stored per `plan`: the matrices it owns, vectors as
 // f32, one KV cache of the model's full context (causal models) and scratch for a full-length pass.

@@ -9,9 +9,8 @@ namespace wf {
 
 pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const load_options& opt) {
     pipeline_model pm;
-    if (const std::string gguf = gguf_file_name(*files); !gguf.empty()) {
-        const auto* bytes = files->get(gguf);
-        const gguf_file g = parse_gguf(bytes->data(), int64_t(bytes->size()), gguf);
+    if (const auto joined = read_gguf(*files)) {
+        const gguf_file& g = *joined;
         pm.loaded = load_gguf_model(g, files, opt);  // keeps the files only if the weights are views into them
         pm.tok = load_tokenizer(g, pm.hp().n_vocab);
         pm.chat = read_chat_config(g, *pm.tok);
@@ -216,11 +215,7 @@ sentence_embedding_config read_sentence_embedding_config(const file_set& files) 
 }
 
 std::vector<std::string> select_files(const std::vector<std::string>& available, bool weights) {
-    std::vector<std::string> gguf;
-    for (const std::string& n : available)
-        if (n.size() > 5 && n.compare(n.size() - 5, 5, ".gguf") == 0) gguf.push_back(n);
-    if (gguf.size() > 1) throw error("several .gguf files (" + gguf[0] + ", " + gguf[1] + "): give one model file");
-    if (gguf.size() == 1) return gguf;
+    if (auto gguf = gguf_model_files(available); !gguf.empty()) return gguf;  // one file, or every part of a split one
     auto has = [&](const char* n) { return std::find(available.begin(), available.end(), n) != available.end(); };
     std::vector<std::string> out;
     if (has("config.json")) out.push_back("config.json");

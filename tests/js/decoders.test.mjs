@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 
 import { TextGenerator, pipeline } from 'wasmformer';
-import { fixture, readSafetensors } from './helpers.mjs';
+import { filesOf, fixture, readSafetensors, serve } from './helpers.mjs';
 
 const PROMPT = 'The dog was found in a field near the river';
 const cases = [
@@ -21,6 +21,10 @@ const cases = [
   { source: 'gemma2-tiny', golden: 'gemma2-tiny', arch: 'gemma2' },
   { source: 'phi3-tiny', golden: 'phi3-tiny', arch: 'phi3' },
   { source: 'phi3-tiny-f16.gguf', golden: 'phi3-tiny', arch: 'phi3' },
+  // llama-tiny-q8_0.gguf split by tools/reference/gguf_split.py as gguf-split writes it: any part's path brings all
+  // three; a folder of parts too
+  { source: 'llama-tiny-q8_0-split/llama-tiny-q8_0-00002-of-00003.gguf', golden: 'llama-tiny', arch: 'llama' },
+  { source: 'llama-tiny-q8_0-split-no-tensor-first', golden: 'llama-tiny', arch: 'llama' },
 ];
 
 for (const c of cases) {
@@ -43,4 +47,22 @@ test('text-generation pipeline on a GGUF llama: streams the same text it returns
   assert.ok(generated_text.startsWith(PROMPT));
   assert.ok(generated_text.length > PROMPT.length);
   await generator.dispose();
+});
+
+test('split GGUF: the URL of one part fetches every part; given files lacking a part, the error names it', async () => {
+  const dir = fixture('llama-tiny-q8_0-split');
+  const srv = await serve(dir);
+  try {
+    const whole = await TextGenerator.load(fixture('llama-tiny-q8_0.gguf'));
+    const split = await TextGenerator.load(`${srv.url}llama-tiny-q8_0-00001-of-00003.gguf`, { cache: false });
+    const a = await whole.complete(PROMPT, { max_new_tokens: 6 }), b = await split.complete(PROMPT, { max_new_tokens: 6 });
+    assert.deepEqual(b.tokens.map((t) => [t.id, t.logprob]), a.tokens.map((t) => [t.id, t.logprob]));
+    for (const n of ['00001', '00002', '00003']) assert.ok(srv.requests.includes(`GET /llama-tiny-q8_0-${n}-of-00003.gguf`), srv.requests.join(', '));
+    await Promise.all([whole.dispose(), split.dispose()]);
+  } finally {
+    await srv.close();
+  }
+  const files = filesOf(dir);
+  delete files['llama-tiny-q8_0-00003-of-00003.gguf'];
+  await assert.rejects(TextGenerator.load(files), /lacks llama-tiny-q8_0-00003-of-00003\.gguf/);
 });

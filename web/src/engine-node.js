@@ -8,6 +8,7 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 import { loadSingle, quiet } from './engine.js';
+import { ggufParts, splitGguf } from './sources.js';
 
 const dist = new URL('../../dist/', import.meta.url);
 
@@ -47,7 +48,14 @@ export const readPath = {
     } catch (e) {
       throw new Error(`${p}: ${e.code === 'ENOENT' ? 'no such folder or file' : e.message}`);
     }
-    if (st.isFile()) return [{ name: path.basename(p), size: st.size, file: p }];
+    if (st.isFile()) {
+      // a part of a split GGUF model brings its siblings (the engine then says which part is missing, if one is)
+      const split = splitGguf(path.basename(p));
+      if (!split || split.count === 1) return [{ name: path.basename(p), size: st.size, file: p }];
+      const dir = path.dirname(p), want = new Set(ggufParts(split)), out = [];
+      for (const n of await fs.readdir(dir)) if (want.has(n)) out.push({ name: n, size: (await fs.stat(path.join(dir, n))).size });
+      return out;
+    }
     const out = [];
     for (const e of await fs.readdir(p, { withFileTypes: true })) {
       if (e.isFile()) out.push({ name: e.name, size: (await fs.stat(path.join(p, e.name))).size });
@@ -61,7 +69,7 @@ export const readPath = {
   async *open(p, name, signal) {
     const fs = await import('node:fs/promises');
     const path = await import('node:path');
-    const file = (await fs.stat(p)).isFile() ? p : path.join(p, name);
+    const file = (await fs.stat(p)).isFile() ? path.join(path.dirname(p), name) : path.join(p, name);
     const h = await fs.open(file, 'r');
     try {
       const buf = new Uint8Array(1 << 22);

@@ -16,7 +16,7 @@ declare global {
 
 /** Where a model comes from. */
 export type ModelSource =
-  | string           // a folder or .gguf URL; a Hugging Face repo id "org/name" or URL; in Node a folder or file path
+  | string           // a folder or .gguf URL (a split GGUF: any part's); a Hugging Face repo id "org/name" or URL; in Node a folder or file path
   | URL
   | ArrayBuffer      // the bytes of one .gguf file
   | ArrayBufferView

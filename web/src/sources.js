@@ -1,8 +1,8 @@
 // Model sources → the files a model needs, streamed into the engine's memory. Runs where the engine runs (the
 // worker). The caller has already turned the user's source into a descriptor (api.js: describeSource):
-//   { type: 'url', url }         an absolute folder URL, or the URL of one .gguf file
+//   { type: 'url', url }         an absolute folder URL, or the URL of one .gguf file (of a split model: any part)
 //   { type: 'hub', repo, revision, hub }   a Hugging Face repo
-//   { type: 'path', path }       (Node) an absolute folder or .gguf path
+//   { type: 'path', path }       (Node) an absolute folder or .gguf path (of a split model: any part)
 //   { type: 'files', files }     file name → Blob | ArrayBuffer | typed array | string
 //
 // Which files to read is the engine's decision (select_files in src/tasks/pipeline.h), taken from the names a source
@@ -16,6 +16,13 @@ export const CACHE_NAME = 'wasmformer-v1';
 export const MANIFEST = 'model-files.json';
 const INDEX = 'model.safetensors.index.json';
 const isGguf = (name) => /\.gguf$/i.test(name);
+// A part of a split GGUF model, as llama.cpp's gguf-split names them: <prefix>-00001-of-00003.gguf → { prefix, count }
+export function splitGguf(name) {
+  const m = /^(.+)-(\d{5})-of-(\d{5})\.gguf$/.exec(name);
+  return m && +m[2] >= 1 && +m[2] <= +m[3] ? { prefix: m[1], count: +m[3] } : null;
+}
+export const ggufParts = ({ prefix, count }) =>
+  Array.from({ length: count }, (_, i) => `${prefix}-${String(i + 1).padStart(5, '0')}-of-${String(count).padStart(5, '0')}.gguf`);
 
 function aborted(signal) {
   if (signal?.aborted) throw signal.reason instanceof Error ? signal.reason : Object.assign(new Error('aborted'), { name: 'AbortError' });
@@ -62,6 +69,17 @@ export async function resolve(engine, src, { weights = true, cache = true, signa
         listing = await hubListing(get, `${hub}/api/models/${src.repo}/tree/${rev}`, where);
       } else {
         const u = new URL(src.url);
+        const split = isGguf(u.pathname) && splitGguf(u.pathname.split('/').pop());
+        if (split && split.count > 256) throw new Error(`${u.href}: a split model of ${split.count} parts is over the limit of 256`);
+        if (split && split.count > 1) {  // one part of a split GGUF model: all its parts, beside it
+          const dir = new URL('.', u);
+          const parts = ggufParts(split);
+          const sizes = await Promise.all(parts.map((n) => headSize(get, new URL(n, dir).href, store)));
+          const missing = parts.filter((n, i) => sizes[i] == null);
+          if (missing.length) throw new Error(`${dir.href}: a split GGUF model of ${split.count} parts lacks ${missing.join(', ')}`);
+          const files = pick(parts, (n) => sizes[parts.indexOf(n)], dir.href);
+          return files.map((f) => ({ ...f, url: new URL(f.name, dir).href, open: () => urlChunks(new URL(f.name, dir).href, store, signal, fetchFn, f.size) }));
+        }
         if (isGguf(u.pathname)) {  // one GGUF file: its size from the response that brings it
           const res = await fetchFile(u.href, store, signal, fetchFn);
           const len = res.headers.get('content-length');
