@@ -41,18 +41,35 @@ if (encoderModels.some((f) => !existsSync(path.join(MODELS, f)))) {
   console.log(`bench: making the encoder and decoder models in ${path.relative(root, MODELS)}`);
   execFileSync('/usr/bin/python3', [path.join(root, 'bench/peers/make_models.py'), MODELS], { stdio: 'inherit' });
 }
-// The translation row (translate-marian): its models (bench/peers/make_marian.py: a random MarianMTModel with
-// opus-mt-en-de's shape as a Hugging Face folder and as the ONNX folder transformers.js loads; then
-// bench/peers/check_marian_onnx.mjs compares the ONNX graphs with PyTorch, once, and keeps its report beside them) and
-// its peer, transformers.js (bench/peers/transformers-js, installed here when missing). A failure there fails that
-// row only.
-const TRANSLATE = 'translate-marian';
-const wantsTranslate = !only || only.some((o) => o === TRANSLATE || o.endsWith(':' + TRANSLATE));
-let translateSetupError = null;
+// The translation rows (translate-marian, and translate-marian-q8 on 8-bit weights): their models
+// (bench/peers/make_marian.py: a random MarianMTModel with opus-mt-en-de's shape as a Hugging Face folder and as the
+// ONNX folder transformers.js loads, with the 8-bit files of its dtype 'q8'; then bench/peers/check_marian_onnx.mjs
+// compares the ONNX graphs with PyTorch, once — the fp32 ones, and with --q8 the 8-bit ones — and keeps its reports
+// beside them) and their peer, transformers.js (bench/peers/transformers-js, installed here when missing). A failure
+// there fails those rows only (the 8-bit files' own, translate-marian-q8 only).
+const TRANSLATE = 'translate-marian', TRANSLATE_Q8 = 'translate-marian-q8';
+const wants = (id) => !only || only.some((o) => o === id || o.endsWith(':' + id));
+const wantsTranslate = wants(TRANSLATE) || wants(TRANSLATE_Q8), wantsTranslateQ8 = wants(TRANSLATE_Q8);
+let translateSetupError = null, translateQ8SetupError = null;
+const checkOnnx = (file, args) => {  // check_marian_onnx.mjs once; its report kept as `file`
+  const checked = path.join(MODELS, 'marian-en-de-onnx', file);
+  if (existsSync(checked)) return;
+  console.log(`bench: checking the Marian ONNX graphs${args.length ? ' (' + args.join(' ') + ')' : ''} against PyTorch (bench/peers/check_marian_onnx.mjs)`);
+  let report;
+  try {
+    report = execFileSync(process.execPath, [path.join(root, 'bench/peers/check_marian_onnx.mjs'), MODELS, ...args], { encoding: 'utf8' });
+  } catch (e) {
+    throw new Error(`the ONNX check failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+  }
+  process.stdout.write(report.replace(/^/gm, '  '));
+  writeFileSync(checked, report);
+};
 if (wantsTranslate) {
   const { transformersJsInstalled, TRANSFORMERS_JS_DIR } = await import('./peers/transformers-js.mjs');
   try {
-    if (!existsSync(path.join(MODELS, 'marian-en-de/bench-reference.json')) || !existsSync(path.join(MODELS, 'marian-en-de-onnx/onnx/decoder_model_merged.onnx'))) {
+    const needed = ['marian-en-de/bench-reference.json', 'marian-en-de-onnx/onnx/decoder_model_merged.onnx',
+      ...(wantsTranslateQ8 ? ['marian-en-de-onnx/onnx/encoder_model_quantized.onnx', 'marian-en-de-onnx/onnx/decoder_model_merged_quantized.onnx'] : [])];
+    if (needed.some((f) => !existsSync(path.join(MODELS, f)))) {
       console.log(`bench: making the Marian models in ${path.relative(root, MODELS)}`);
       execFileSync('/usr/bin/python3', [path.join(root, 'bench/peers/make_marian.py'), MODELS], { stdio: 'inherit', env: { ...process.env, OMP_NUM_THREADS: '1' } });
     }
@@ -60,21 +77,18 @@ if (wantsTranslate) {
       console.log(`bench: installing transformers.js in ${path.relative(root, TRANSFORMERS_JS_DIR)} (npm ci --ignore-scripts)`);
       execFileSync('npm', ['ci', '--ignore-scripts', '--no-audit', '--no-fund'], { cwd: TRANSFORMERS_JS_DIR, stdio: 'inherit' });
     }
-    const checked = path.join(MODELS, 'marian-en-de-onnx/onnx-check.txt');
-    if (!existsSync(checked)) {
-      console.log('bench: checking the Marian ONNX graphs against PyTorch (bench/peers/check_marian_onnx.mjs)');
-      let report;
-      try {
-        report = execFileSync(process.execPath, [path.join(root, 'bench/peers/check_marian_onnx.mjs'), MODELS], { encoding: 'utf8' });
-      } catch (e) {
-        throw new Error(`the ONNX check failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
-      }
-      process.stdout.write(report.replace(/^/gm, '  '));
-      writeFileSync(checked, report);
-    }
+    checkOnnx('onnx-check.txt', []);
   } catch (e) {
     translateSetupError = String(e?.message ?? e);
-    console.log(`bench: ${TRANSLATE} cannot run: ${translateSetupError}`);
+    console.log(`bench: ${TRANSLATE}${wantsTranslateQ8 ? ' and ' + TRANSLATE_Q8 : ''} cannot run: ${translateSetupError}`);
+  }
+  if (wantsTranslateQ8 && !translateSetupError) {
+    try {
+      checkOnnx('onnx-check-q8.txt', ['--q8']);
+    } catch (e) {
+      translateQ8SetupError = String(e?.message ?? e);
+      console.log(`bench: ${TRANSLATE_Q8} cannot run: ${translateQ8SetupError}`);
+    }
   }
 }
 const wf = await import('wasmformer');
@@ -189,9 +203,17 @@ function rows(w) {
     add('qa-f32', `DistilBERT-base question-answering, question + context = ${QA_TOKENS} tokens (one window): f32 vs onnxruntime-web fp32`, 'qa',
       WF('distilbert-qa', 'f32'), ORT('onnx/distilbert-qa-fp32.onnx'), 1e-3);
     // translation: the same random MarianMTModel (opus-mt-en-de's shape), a Hugging Face folder for wasmformer and the
-    // ONNX folder (encoder_model + decoder_model_merged) for transformers.js; greedy and 4 beams, 32 new tokens
+    // ONNX folder (encoder_model + decoder_model_merged) for transformers.js; greedy and 4 beams, 32 new tokens.
+    // bpw: the bytes per weight a decoder step reads (% of ceiling).
     add(TRANSLATE, 'Marian (opus-mt-en-de shape) translation, 32-token source → 32 new tokens, greedy and 4 beams: f32 vs transformers.js fp32', 'translate',
-      WF('marian-en-de', 'f32'), { engine: 'tjs', model: 'marian-en-de-onnx' }, undefined, { work: work.marian, setupError: translateSetupError });
+      WF('marian-en-de', 'f32', { bpw: 4 }), { engine: 'tjs', model: 'marian-en-de-onnx', dtype: 'fp32', bpw: 4 }, undefined, { work: work.marian, setupError: translateSetupError });
+    // the same on 8-bit weights: wasmformer converts the F32 folder to Q8_0 at load (dtype 'q8_0'); transformers.js's
+    // dtype 'q8' loads onnx/encoder_model_quantized.onnx + decoder_model_merged_quantized.onnx (make_marian.py: int8
+    // matrices, one scale each, activations quantized at run time, the merged decoder's branches included). Their ids
+    // may part (two roundings): the row reports how far, and gives the ratio (both generate 32 tokens every run).
+    add(TRANSLATE_Q8, 'Marian (opus-mt-en-de shape) translation, 32-token source → 32 new tokens, greedy and 4 beams: q8_0 vs transformers.js q8 (int8)', 'translate',
+      WF('marian-en-de', 'q8_0', { bpw: 34 / 32 }), { engine: 'tjs', model: 'marian-en-de-onnx', dtype: 'q8', bpw: 1 }, undefined,
+      { work: work.marian, setupError: translateSetupError ?? translateQ8SetupError, quantized: true });
     add('bert-threads', 'BERT-base fill-mask, 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'fill', WF('bert-base', 'f32', { threads: 2, bpw: 4 }), WF('bert-base', 'f32', { bpw: 4 }));
     add('prefill-threads', 'GPT-2 small prefill of 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'prefill', WF('gpt2-base', 'f32', { threads: 2, bpw: 4 }), WF('gpt2-base', 'f32', { bpw: 4 }));
   }
@@ -371,7 +393,7 @@ function lines(row, res, ceil) {
       // bytes, holding little beside them), else the bytes it holds per weight (its converted copies)
       const bpw = !spec.bpwHeld || s.info.weight_bytes == null ? spec.bpw
         : Math.max(s.info.borrows_file_bytes ? spec.bpw : 0, s.info.weight_bytes / wk.decodeWeights);
-      const pct = tw ? (100 * tw.options.max_new_tokens * row.work.stepWeights * 4) / (m / 1e3) / 1e9 / c.read_gbs
+      const pct = tw ? (100 * tw.options.max_new_tokens * row.work.stepWeights * (bpw ?? 4)) / (m / 1e3) / 1e9 / c.read_gbs
         : key === 'decode_tps' ? (100 * m * wk.decodeWeights * bpw) / 1e9 / c.read_gbs
         : key === 'sentences_per_s' ? (100 * m * work.embed) / 1e9 / c.gflops
         : (100 * wk[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
@@ -385,8 +407,8 @@ function lines(row, res, ceil) {
     const b = side(res.b, row.b);
     // a ratio comes only from the two sides of one row of this run, each with every timed run
     if (a.n !== reps.runs || b.n !== reps.runs) throw new Error(`${row.id}: ${a.n} and ${b.n} samples, not ${reps.runs}`);
-    // the translation row: no ratio where the two engines' token ids differ
-    const refused = tw && res.agreement && !res.agreement[key === 'greedy_ms' ? 'greedy_ok' : 'beam_ok'];
+    // the f32 translation row: no ratio where the two engines' token ids differ (the 8-bit row says how far they part)
+    const refused = tw && !row.quantized && res.agreement && !res.agreement[key === 'greedy_ms' ? 'greedy_ok' : 'beam_ok'];
     if (refused) console.log(`WARNING: ${row.id} ${what(key)}: the engines' token ids differ; no ratio (${res.agreement.text})`);
     return { ...line, what: what(key), unit, a, b, ratio: refused ? null : higherIsBetter ? a.median / b.median : b.median / a.median,
              ...(refused ? { note: 'ratio refused: the engines\' token ids differ' } : {}) };
@@ -488,7 +510,8 @@ const same = ({ a, b }) => {  // how far A's output tokens agree with B's (the s
   const k = a.info.output.findIndex((t, i) => i >= n || t !== b.info.output[i]);
   return `; output tokens ${k === -1 || k >= n ? `identical (${n})` : `identical for the first ${k} of ${n}`}`;
 };
-const agreed = ({ agreement: g }) => (g ? `; ${g.input}; ${g.ok ? 'outputs agree' : 'OUTPUTS DO NOT AGREE'}: ${g.text}` : '');
+const agreed = ({ agreement: g }) => (!g ? '' : g.quantized ? `; ${g.input}; 8-bit outputs ${g.ok ? 'identical' : 'differ (two 8-bit roundings; no bound, the ratio stands)'}: ${g.text}`
+  : `; ${g.input}; ${g.ok ? 'outputs agree' : 'OUTPUTS DO NOT AGREE'}: ${g.text}`);
 const notes = plan.filter((row) => results[row.id]?.a).map((row) => {
   const r = results[row.id];
   return `${row.env} ${row.id.split(':')[1]}: A = ${how(r.a.info)}; B = ${r.b ? how(r.b.info) : `did not run (${r.peer_error})`}${r.agreement ? agreed(r) : same(r)}`;
@@ -504,11 +527,14 @@ likewise embed (${fmt(work.embed / 1e9, 2)} GFLOP a text), classify (${fmt(work.
 decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight) against read bandwidth; for the threads used.${
   plan.some((r) => r.work && r.work !== work.marian) ? `\nThe Llama-style rows count their own: llama (SmolLM2-135M shape) prefill ${fmt(work.llama.prefill / 1e9, 1)} GFLOP, ${fmt(work.llama.decodeWeights / 1e6, 1)} M weights a decode step; ` +
     `qwen2 (Qwen2.5-0.5B shape) ${fmt(work.qwen2.prefill / 1e9, 1)} GFLOP, ${fmt(work.qwen2.decodeWeights / 1e6, 1)} M weights (the tied embeddings as the LM head included); wasmformer's bytes per weight are the file's where it computes from the file's bytes as stored, else those of the copies it holds (a q4_0 file re-blocked to q8_0: 34/32).` : ''}${
-  plan.some((r) => r.workload?.task === 'translate') && work.marian ? `\nTranslation (${TRANSLATE}): a random MarianMTModel with opus-mt-en-de's shape (bench/peers/make_marian.py), one source sentence of ${w.translate?.ids.length} ids, ` +
+  plan.some((r) => r.workload?.task === 'translate') && work.marian ? `\nTranslation (${[...new Set(plan.filter((r) => r.workload?.task === 'translate').map((r) => r.id.split(':')[1]))].join(', ')}): a random MarianMTModel with opus-mt-en-de's shape (bench/peers/make_marian.py), one source sentence of ${w.translate?.ids.length} ids, ` +
     `${w.translate?.options.max_new_tokens} new tokens on both sides (</s> banned through bad_words_ids, the last token the forced </s>), text in and text out on both sides; wasmformer Model.translate, transformers.js pipeline('translation') ` +
     `for greedy and, as transformers.js ${tjsVersions?.['@huggingface/transformers'] ?? ''} has no beam search (its generate keeps one candidate a step), Hugging Face's beam search in bench/peers/measure.mjs on its tokenizer and onnxruntime-web sessions for ${w.translate?.beams} beams. ` +
-    `% of ceiling: the decoder's weights read per step (${fmt(work.marian.stepWeights / 1e6, 1)} M f32, the tied output layer included; the beams of a step read them once) × ${w.translate?.options.max_new_tokens} steps against read bandwidth. ` +
-    `No ratio is given where the engines' token ids differ.` : ''}
+    `% of ceiling: the decoder's weights read per step (${fmt(work.marian.stepWeights / 1e6, 1)} M, the tied output layer included, × the bytes per weight: f32 4, q8_0 34/32, int8 1; the beams of a step read them once) × ${w.translate?.options.max_new_tokens} steps against read bandwidth. ` +
+    `No ratio is given where the engines' token ids differ (f32).` +
+    (plan.some((r) => r.id.endsWith(':' + TRANSLATE_Q8)) ? ` ${TRANSLATE_Q8}: wasmformer dtype q8_0 (Q8_0 blocks of 32 weights, converted from the F32 file at load) vs transformers.js dtype 'q8' ` +
+      `(onnx/encoder_model_quantized.onnx, decoder_model_merged_quantized.onnx: int8 matrices with one scale each, activations quantized to uint8 at run time, MatMulInteger; embeddings f32); ` +
+      `two different roundings, so their ids may part from each other's and from PyTorch's f32 answer: how far is said under the table, and the ratio is given (both generate 32 tokens every run).` : '') : ''}
 
 ${table(all)}
 

@@ -8,7 +8,10 @@ embeddings, final_logits_bias), in the two layouts the engines load, from the sa
                            tokenizer_config.json, special_tokens_map.json
   OUT/marian-en-de-onnx/   the layout transformers.js loads (as Xenova/opus-mt-en-de has it): config.json,
                            generation_config.json, tokenizer.json, tokenizer_config.json, special_tokens_map.json,
-                           onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx
+                           onnx/encoder_model.onnx, onnx/decoder_model_merged.onnx, and the 8-bit files its dtype
+                           'q8' loads (translate-marian-q8): onnx/encoder_model_quantized.onnx,
+                           onnx/decoder_model_merged_quantized.onnx (make_quantized; made when missing, also in a
+                           folder made before them)
   OUT/marian-en-de/bench-reference.json, reference-*.f32
                            the source text and its ids, PyTorch's greedy and 4-beam answers to it, and the encoder's
                            output and the decoder's logits of the greedy run's first steps (raw float32) that
@@ -61,6 +64,7 @@ ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
 REF = os.path.join(ROOT, "tools", "reference")
 sys.path.insert(0, REF)
 import make_marian_fixtures as fx  # noqa: E402
+import make_models  # noqa: E402  (bench/peers: quantize_int8, the one int8 quantizer of the bench's ONNX files)
 import marian  # noqa: E402
 import safetensors_io  # noqa: E402
 
@@ -342,12 +346,39 @@ def write_reference(model, folder, text, ids, greedy, beam, score, seed):
     fx.dump(ref, os.path.join(folder, "bench-reference.json"))
 
 
+# ------------------------------------------------------------------------------------------------- 8-bit ONNX
+# transformers.js's dtype 'q8' names: a Seq2Seq model's sessions are always encoder_model and decoder_model_merged
+# (no separate decoder_model / decoder_with_past_model), each file name + DEFAULT_DTYPE_SUFFIX_MAPPING's "_quantized"
+QUANTIZED = (("encoder_model.onnx", "encoder_model_quantized.onnx"), ("decoder_model_merged.onnx", "decoder_model_merged_quantized.onnx"))
+
+
+def make_quantized(tj):
+    """The 8-bit files of the ONNX folder, from the fp32 ones (left as they are), each only if missing: make_models.py's
+    quantize_int8 (quantize_dynamic(weight_type=QInt8)'s graph, one scale per matrix), which quantizes the MatMuls
+    inside the merged decoder's If branches too (as quantize_dynamic does with EnableSubgraph); the embeddings (a
+    Gather) stay fp32, the tied output layer's MatMul is quantized."""
+    for src, dst in QUANTIZED:
+        src, dst = os.path.join(tj, "onnx", src), os.path.join(tj, "onnx", dst)
+        if os.path.exists(dst):
+            continue
+        tmp = dst + ".part"
+        n = make_models.quantize_int8(src, tmp)
+        onnx.checker.check_model(tmp)
+        os.replace(tmp, dst)
+        print(f"  made {os.path.relpath(dst, ROOT)}: {n} MatMuls int8 ({os.path.getsize(dst) / 2**20:.0f} MiB, "
+              f"from {os.path.getsize(src) / 2**20:.0f} MiB)", flush=True)
+
+
 def main():
     out = sys.argv[1]
     torch.set_num_threads(1)
     hf, tj = os.path.join(out, "marian-en-de"), os.path.join(out, "marian-en-de-onnx")
-    if os.path.exists(os.path.join(tj, "onnx", "decoder_model_merged.onnx")) and os.path.exists(os.path.join(hf, "bench-reference.json")):
-        return
+    if not (os.path.exists(os.path.join(tj, "onnx", "decoder_model_merged.onnx")) and os.path.exists(os.path.join(hf, "bench-reference.json"))):
+        make_folders(hf, tj)
+    make_quantized(tj)
+
+
+def make_folders(hf, tj):
     tmp = hf + ".part"
     shutil.rmtree(tmp, ignore_errors=True)
     os.makedirs(tmp)

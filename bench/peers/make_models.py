@@ -216,56 +216,95 @@ def quantize_int8(src, dst):
         x → DynamicQuantizeLinear → (x_q uint8, x_scale, x_zero_point)
         MatMulInteger(x_q, W_q int8, x_zero_point, 0) → Cast(float) → Mul(x_scale · W_scale)
     Every MatMul / Gemm whose weight is a 2-D float initializer is quantized (symmetric, one scale per matrix; Gemm
-    becomes MatMul + Add); embedding Gathers stay fp32, as quantize_dynamic leaves them by default."""
+    becomes MatMul + Add); embedding Gathers stay fp32, as quantize_dynamic leaves them by default.
+    The MatMuls inside control-flow subgraphs are quantized too — the two branches of a merged decoder's `If`
+    (bench/peers/make_marian.py), whose weights are the main graph's initializers — as quantize_dynamic does with
+    extra_options={"EnableSubgraph": True}, which transformers.js's conversion script (scripts/convert.py) passes: each
+    subgraph gets its own DynamicQuantizeLinear nodes, and a weight that several MatMuls share (both branches) is
+    quantized once, into the main graph's initializers, which every subgraph sees. Returns the number of MatMuls
+    quantized, and checks that no MatMul on a 2-D float initializer is left."""
     m = onnx.load(src)
-    g = m.graph
-    inits = {i.name: i for i in g.initializer}
-    nodes, new_inits, quantized_inputs, used = [], [], {}, set()
+    new_inits, used, qweights = [], set(), {}  # qweights: (weight name, transposed) → the quantized weight's name
+    count = [0]
 
-    def quant_input(name):
-        if name not in quantized_inputs:
-            q = (name + "_q8", name + "_scale", name + "_zp")
-            nodes.append(helper.make_node("DynamicQuantizeLinear", [name], list(q), name=name + "_DQL"))
-            quantized_inputs[name] = q
-        return quantized_inputs[name]
+    def quantize_graph(g, outer, prefix):
+        # prefix: "" for the main graph (its names as before), "<node>/<attribute>/" for a subgraph
+        inits = {**outer, **{i.name: i for i in g.initializer}}
+        nodes, quantized_inputs = [], {}
 
-    def qmatmul(x, wname, w, out, tag):
-        scale = float(np.abs(w).max() / 127.0) or 1.0
-        new_inits.extend([numpy_helper.from_array(np.clip(np.round(w / scale), -127, 127).astype(np.int8), wname + "_quantized"),
-                          numpy_helper.from_array(np.array(scale, np.float32), wname + "_scale"),
-                          numpy_helper.from_array(np.array(0, np.int8), wname + "_zero_point")])
-        xq, xs, xz = quant_input(x)
-        nodes.extend([
-            helper.make_node("MatMulInteger", [xq, wname + "_quantized", xz, wname + "_zero_point"], [tag + "_i32"], name=tag + "_MatMulInteger"),
-            helper.make_node("Cast", [tag + "_i32"], [tag + "_f"], to=TensorProto.FLOAT, name=tag + "_Cast"),
-            helper.make_node("Mul", [xs, wname + "_scale"], [tag + "_scales"], name=tag + "_ScaleMul"),
-            helper.make_node("Mul", [tag + "_f", tag + "_scales"], [out], name=tag + "_Mul")])
+        def quant_input(name):
+            if name not in quantized_inputs:
+                q = (prefix + name + "_q8", prefix + name + "_scale", prefix + name + "_zp")
+                nodes.append(helper.make_node("DynamicQuantizeLinear", [name], list(q), name=prefix + name + "_DQL"))
+                quantized_inputs[name] = q
+            return quantized_inputs[name]
 
-    for k, n in enumerate(g.node):
-        w = inits.get(n.input[1]) if len(n.input) > 1 else None
-        if n.op_type == "MatMul" and w is not None and len(w.dims) == 2:
-            qmatmul(n.input[0], f"{w.name}_{k}", numpy_helper.to_array(w).astype(np.float32), n.output[0], f"q{k}")
-            used.add(w.name)
-            continue
-        if n.op_type == "Gemm" and w is not None:
-            at = {a.name: helper.get_attribute_value(a) for a in n.attribute}
-            if not at.get("transA", 0) and at.get("alpha", 1.0) == 1.0 and at.get("beta", 1.0) == 1.0:
-                wt = numpy_helper.to_array(w).astype(np.float32)
-                mm = n.output[0] + "_mm" if len(n.input) > 2 else n.output[0]
-                qmatmul(n.input[0], f"{w.name}_{k}", wt.T.copy() if at.get("transB", 0) else wt, mm, f"q{k}")
-                if len(n.input) > 2:
-                    nodes.append(helper.make_node("Add", [mm, n.input[2]], [n.output[0]], name=f"q{k}_BiasAdd"))
+        def qmatmul(x, key, wname, w, out, tag):
+            if key not in qweights:
+                scale = float(np.abs(w).max() / 127.0) or 1.0
+                new_inits.extend([numpy_helper.from_array(np.clip(np.round(w / scale), -127, 127).astype(np.int8), wname + "_quantized"),
+                                  numpy_helper.from_array(np.array(scale, np.float32), wname + "_scale"),
+                                  numpy_helper.from_array(np.array(0, np.int8), wname + "_zero_point")])
+                qweights[key] = wname
+            wname = qweights[key]
+            xq, xs, xz = quant_input(x)
+            nodes.extend([
+                helper.make_node("MatMulInteger", [xq, wname + "_quantized", xz, wname + "_zero_point"], [tag + "_i32"], name=tag + "_MatMulInteger"),
+                helper.make_node("Cast", [tag + "_i32"], [tag + "_f"], to=TensorProto.FLOAT, name=tag + "_Cast"),
+                helper.make_node("Mul", [xs, wname + "_scale"], [tag + "_scales"], name=tag + "_ScaleMul"),
+                helper.make_node("Mul", [tag + "_f", tag + "_scales"], [out], name=tag + "_Mul")])
+            count[0] += 1
+
+        for k, n in enumerate(g.node):
+            for a in n.attribute:  # If / Loop / Scan bodies first (they see this graph's names and initializers)
+                if a.type == onnx.AttributeProto.GRAPH:
+                    quantize_graph(a.g, inits, f"{prefix}{n.name or k}/{a.name}/")
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for j, sub in enumerate(a.graphs):
+                        quantize_graph(sub, inits, f"{prefix}{n.name or k}/{a.name}.{j}/")
+            w = inits.get(n.input[1]) if len(n.input) > 1 else None
+            if n.op_type == "MatMul" and w is not None and len(w.dims) == 2:
+                qmatmul(n.input[0], (w.name, False), f"{prefix}{w.name}_{k}", numpy_helper.to_array(w).astype(np.float32), n.output[0], f"{prefix}q{k}")
                 used.add(w.name)
                 continue
-        nodes.append(n)
-    # each DynamicQuantizeLinear stands right before its first consumer, after its producer: the order stays valid
-    still = {i for n in nodes for i in n.input}
-    keep = [i for i in g.initializer if i.name not in used or i.name in still]
-    del g.initializer[:]
-    g.initializer.extend(keep + new_inits)
-    del g.node[:]
-    g.node.extend(nodes)
+            if n.op_type == "Gemm" and w is not None:
+                at = {a.name: helper.get_attribute_value(a) for a in n.attribute}
+                if not at.get("transA", 0) and at.get("alpha", 1.0) == 1.0 and at.get("beta", 1.0) == 1.0:
+                    wt = numpy_helper.to_array(w).astype(np.float32)
+                    tb = bool(at.get("transB", 0))
+                    mm = n.output[0] + "_mm" if len(n.input) > 2 else n.output[0]
+                    qmatmul(n.input[0], (w.name, tb), f"{prefix}{w.name}_{k}", wt.T.copy() if tb else wt, mm, f"{prefix}q{k}")
+                    if len(n.input) > 2:
+                        nodes.append(helper.make_node("Add", [mm, n.input[2]], [n.output[0]], name=f"{prefix}q{k}_BiasAdd"))
+                    used.add(w.name)
+                    continue
+            nodes.append(n)
+        # each DynamicQuantizeLinear stands right before its first consumer, after its producer: the order stays valid
+        del g.node[:]
+        g.node.extend(nodes)
+
+    def graphs(g):
+        yield g
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    yield from graphs(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for sub in a.graphs:
+                        yield from graphs(sub)
+
+    quantize_graph(m.graph, {}, "")
+    # the float weights that no node reads any more (every graph's nodes, subgraphs included) are dropped
+    still = {i for sg in graphs(m.graph) for n in sg.node for i in n.input} | {o.name for sg in graphs(m.graph) for o in sg.output}
+    for nth, sg in enumerate(graphs(m.graph)):  # the main graph first: it takes the quantized weights
+        keep = [i for i in sg.initializer if i.name not in used or i.name in still]
+        del sg.initializer[:]
+        sg.initializer.extend(keep + (new_inits if nth == 0 else []))
+    float_inits = {i.name for sg in graphs(m.graph) for i in sg.initializer if i.data_type == TensorProto.FLOAT and len(i.dims) == 2}
+    left = [n.name for sg in graphs(m.graph) for n in sg.node if n.op_type == "MatMul" and n.input[1] in float_inits]
+    assert not left, f"{src}: MatMul nodes on float weights left: {left[:5]}"
     onnx.save(m, dst)
+    return count[0]
 
 
 # ------------------------------------------------------------------------------------------ Llama-style decoders

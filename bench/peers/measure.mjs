@@ -240,17 +240,28 @@ export async function beamSearch(tr, ortT, text, { num_beams: B, max_new_tokens,
   return { ids: best, text: tr.tokenizer.decode(best, { skip_special_tokens: true }) };
 }
 
-// The translation row: the two engines' token ids, greedy and beam, against each other and against the PyTorch
-// reference (make_marian.py's bench-reference.json). A ratio is given only where the engines' ids are identical.
-export function translationAgreement(w, a, b, bCheck) {
+// The translation rows: the two engines' token ids, greedy and beam, against each other and against the PyTorch
+// reference (make_marian.py's bench-reference.json, f32). f32 row: a ratio is given only where the engines' ids are
+// identical. 8-bit row (quantized): two different 8-bit roundings of the weights (wasmformer's Q8_0 blocks; int8
+// matrices with activations quantized at run time on the peer's side), so the ids may part; what is reported is how
+// far each answer follows the other's and PyTorch's f32 answer (the ratio stands: both sides generate
+// max_new_tokens tokens every run, whichever they are).
+export function translationAgreement(w, a, b, bCheck, quantized = false) {
   const eq = (x, y) => JSON.stringify(x) === JSON.stringify(y);
   const part = (x, y) => { let k = 0; while (k < x.length && x[k] === y[k]) k++; return k; };
   const say = (what, x, y, ref) => (eq(x, y) ? `${what} ids identical (${x.length - 1} generated)${eq(x, ref) ? ', = PyTorch\'s' : ', NOT PyTorch\'s'}`
     : `${what} ids DIFFER after ${part(x, y) - 1} of ${x.length - 1} tokens`);
+  // 8-bit: identical for the first k generated tokens (after the start token), and each against PyTorch's f32 answer
+  const follows = (x, ref) => (eq(x, ref) ? `all ${x.length - 1}` : `${part(x, ref) - 1}`);
+  const sayQ = (what, x, y, ref) => `${what}: ${eq(x, y) ? `ids identical (${x.length - 1} generated)` : `ids DIFFER after ${part(x, y) - 1} of ${x.length - 1} tokens`}` +
+    ` (same as PyTorch's f32 answer for the first: A ${follows(x, ref)}, B ${follows(y, ref)})`;
   const greedy_ok = eq(a.output.greedy, bCheck.greedy), beam_ok = eq(a.output.beam, b.output.beam);
   const texts = a.output.greedy_text === b.output.greedy_text && a.output.beam_text === b.output.beam_text ? 'texts identical' : 'texts DIFFER';
   const own = eq(bCheck.own_beams, bCheck.greedy) ? `transformers.js's own generate(num_beams ${w.beams}) returned its greedy ids (it has no beam search)`
     : `transformers.js's own generate(num_beams ${w.beams}) did NOT return its greedy ids`;
+  if (quantized)
+    return { ok: greedy_ok && beam_ok, greedy_ok, beam_ok, quantized: true,
+             text: `${sayQ('greedy', a.output.greedy, bCheck.greedy, w.expected.greedy)}; ${sayQ(`${w.beams}-beam best`, a.output.beam, b.output.beam, w.expected.beam)}; ${texts}; ${own}` };
   return { ok: greedy_ok && beam_ok, greedy_ok, beam_ok,
            text: `${say('greedy', a.output.greedy, bCheck.greedy, w.expected.greedy)}; ${say(`${w.beams}-beam best`, a.output.beam, b.output.beam, w.expected.beam)}; ${texts}; ${own}` };
 }
@@ -461,13 +472,17 @@ const engines = {
   // is therefore Hugging Face's beam search written here (beamSearch below) on the pipeline's own tokenizer and
   // onnxruntime-web sessions, the num_beams hypotheses as one batch with the decoder's past fed back (reordered to
   // each step's surviving beams) — what transformers.js would run if it had beam search.
+  // spec.dtype: transformers.js's dtype ('fp32' unless given; 'q8': onnx/*_quantized.onnx), the files it asked for
+  // (its progress events) named in the report.
   async tjs(spec, w, ctx) {
     const { transformers } = ctx;
-    const tr = await transformers.pipeline('translation', ctx.tjsSource(spec.model), ctx.tjsModelOptions);
+    const dtype = spec.dtype ?? ctx.tjsModelOptions.dtype, files = [];
+    const tr = await transformers.pipeline('translation', ctx.tjsSource(spec.model), { ...ctx.tjsModelOptions, dtype,
+      progress_callback: (e) => { if (e.status === 'initiate' && e.file.endsWith('.onnx')) files.push(e.file); } });
     const ids = Array.from(tr.tokenizer(w.text).input_ids.data, Number);
     if (JSON.stringify(ids) !== JSON.stringify(w.ids)) throw new Error(`transformers.js's tokenizer gives other ids (${ids.length}) than the reference's (${w.ids.length})`);
-    const info = { threads: ctx.ortThreads, input: `${ids.length} source ids`,
-                   threading: `transformers.js ${ctx.tjsVersions['@huggingface/transformers']} on onnxruntime-web ${ctx.tjsVersions['onnxruntime-web']} (wasm), numThreads ${ctx.ortThreads}` };
+    const info = { threads: ctx.ortThreads, input: `${ids.length} source ids`, files,
+                   threading: `transformers.js ${ctx.tjsVersions['@huggingface/transformers']} (dtype ${dtype}: ${files.sort().join(', ')}) on onnxruntime-web ${ctx.tjsVersions['onnxruntime-web']} (wasm), numThreads ${ctx.ortThreads}` };
     const ortT = (type, data, dims) => new transformers.Tensor(type, data, dims).ort_tensor;
     const T64 = (xs) => new transformers.Tensor('int64', BigInt64Array.from(xs, BigInt), [1, xs.length]);
     const generate = async (num_beams) => Array.from((await tr.model.generate({ input_ids: T64(w.ids), attention_mask: T64(w.ids.map(() => 1)),
@@ -588,7 +603,7 @@ export async function runRow(row, ctx, { warmup, runs, log = () => {} }) {
     }
     if (row.workload.task === 'translate') {
       const cb = await loaded.b.check();
-      res.agreement = translationAgreement(row.workload, loaded.a.info, loaded.b.info, cb);
+      res.agreement = translationAgreement(row.workload, loaded.a.info, loaded.b.info, cb, !!row.quantized);
       res.agreement.input = loaded.a.info.input === loaded.b.info.input ? `source ids identical (${loaded.a.info.input})` : `source DIFFERENT: A ${loaded.a.info.input}, B ${loaded.b.info.input}`;
       res.check = { b: cb };
     }
