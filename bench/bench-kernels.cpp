@@ -210,7 +210,7 @@ int main(int argc, char** argv) {
             std::vector<weights> W;
             const size_t one = size_t(wf::row_bytes(type, K) * N);
             for (size_t total = 0; total < (size_t(128) << 20) || W.empty(); total += one) W.push_back(make_weights(N, K, type, rng));
-            for (int64_t M : {1, 12, 128}) {  // decode, a short prompt, a long one
+            for (int64_t M : {1, 4, 12, 128}) {  // decode, 4 beams, a short prompt, a long one
                 std::vector<float> x(size_t(M * K)), y(size_t(M * N));
                 for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
                 size_t next = 0;

@@ -106,7 +106,7 @@ TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[ke
         check_matmul(16, 1025, 40, type, seed++);
         check_matmul(130, 768, 37, type, seed++);
     }
-    for (int64_t M : {1, 2, 3, 4, 7, 17})
+    for (int64_t M : {1, 2, 3, 4, 7, 15, 17})  // the integer GEMV reads W once for up to 15 rows
         for (int64_t K : {32, 96, 768, 3072})
             for (int64_t N : {1, 3, 5, 17}) check_matmul(M, K, N, dtype::q8_0, seed++);
     // the integer GEMM (M ≥ 16): full and partial row tiles (4) and column panels (8)
@@ -116,8 +116,8 @@ TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[ke
 }
 
 TEST_CASE("matmul writes only its column range, so threads can split the output", "[kernels][matmul]") {
-    for (auto [M, type] : {std::pair{int64_t(1), dtype::f32}, {6, dtype::f32}, {21, dtype::f32}, {1, dtype::q8_0}, {21, dtype::q8_0}}) {
-        // the GEMV, the small-M tile, the packed GEMM; q8_0's integer GEMV and GEMM
+    for (auto [M, type] : {std::pair{int64_t(1), dtype::f32}, {6, dtype::f32}, {21, dtype::f32}, {1, dtype::q8_0}, {6, dtype::q8_0}, {21, dtype::q8_0}}) {
+        // the GEMV, the small-M tile, the packed GEMM; q8_0's integer GEMV (one row, several) and GEMM
         INFO("M=" << M << " " << wf::dtype_name(type));
         const int64_t K = type == dtype::q8_0 ? 64 : 33, N = 17;
         const auto x = wft::random_floats(static_cast<size_t>(M * K), 7);

@@ -5,8 +5,10 @@
 // gemm_packed): x and W are copied once per k block into the order the tile reads them, widened to f32 on the way.
 // A few rows (4 ≤ M < 16) keep the dot-product tile on W's rows as stored, where packing would cost more than it
 // saves. Decode (M < 4) reads W rows straight from storage, 4 or 8 at a time, widened in registers.
-// q8_0 weights always run in integers on q8_0-quantized activations: decode as integer dot products (3.8× fewer
-// weight bytes than f32, at integer speed), 4 rows and more as an integer outer-product tile (gemm_q8).
+// q8_0 weights always run in integers on q8_0-quantized activations: below 16 rows (decode, beams) as integer dot
+// products on W as stored, each W row read once for all rows of x (3.8× fewer weight bytes than f32, at integer
+// speed); from 16 rows on as an integer outer-product tile on packed W (gemm_q8). 4 rows (4 beams) once took the tile,
+// which packs W on every call: 0.316 ms for BERT-base's 768 × 768 in wasm, 0.144 ms now.
 // The other block types (q4_0 … q6_K, iq4_nl: kernels/quants.h) run in integers too below 16 rows (gemv_quant, on
 // q8_0 or q8_K activations, W read once per 3 rows: their scalar dequantizers made gemm_small's widening 20× the
 // work at 4 rows); from 16 rows on, gemm_packed widens their rows to f32 a panel segment at a time
@@ -364,16 +366,17 @@ inline v128_t block_dot(v128_t x0, v128_t x1, v128_t x2, v128_t x3, const uint8_
 }
 #endif
 
-// out[n] = Σ_blocks d_x·d_w·(q_x·q_w) for NR rows of W at once.
+// out[n] = Σ_blocks d_x·d_w·(q_x·q_w) for NR rows of W at once, against one row of activations (xq: its int16
+// values, xd: its block scales).
 template <int NR>
-inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_t nb, float (&out)[NR]) {
+inline void dot_q8_rows(const int16_t* xq_row, const float* xd, const uint8_t* const* w, int64_t nb, float (&out)[NR]) {
 #if defined(__wasm_simd128__)
     v128_t acc[NR];
     for (int n = 0; n < NR; ++n) acc[n] = wasm_f32x4_splat(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-        const int16_t* xq = a.q.data() + b * q8_block;
+        const int16_t* xq = xq_row + b * q8_block;
         const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
-        const float dx = a.d[size_t(b)];
+        const float dx = xd[b];
         for (int n = 0; n < NR; ++n) {
             const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
             const v128_t s = block_dot(x0, x1, x2, x3, blk + 2);
@@ -387,10 +390,10 @@ inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_
     __m128 acc[NR];
     for (int n = 0; n < NR; ++n) acc[n] = _mm_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
-        const __m128i* xq = reinterpret_cast<const __m128i*>(a.q.data() + b * q8_block);
+        const __m128i* xq = reinterpret_cast<const __m128i*>(xq_row + b * q8_block);
         const __m128i x0 = _mm_loadu_si128(xq), x1 = _mm_loadu_si128(xq + 1);
         const __m128i x2 = _mm_loadu_si128(xq + 2), x3 = _mm_loadu_si128(xq + 3);
-        const float dx = a.d[size_t(b)];
+        const float dx = xd[b];
         for (int n = 0; n < NR; ++n) {
             const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
             const __m128i w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
@@ -409,8 +412,8 @@ inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
             int32_t is = 0;
-            for (int i = 0; i < q8_block; ++i) is += int32_t(a.q[size_t(b * q8_block + i)]) * int8_t(blk[2 + i]);
-            s += float(is) * a.d[size_t(b)] * scale_f16(blk);
+            for (int i = 0; i < q8_block; ++i) is += int32_t(xq_row[b * q8_block + i]) * int8_t(blk[2 + i]);
+            s += float(is) * xd[b] * scale_f16(blk);
         }
         out[n] = s;
     }
@@ -421,10 +424,10 @@ inline void dot_q8_rows(const q8_activations& a, const uint8_t* const* w, int64_
 // Four W rows at once, their block scales widened beforehand into sc (nb × 4 floats, block-major): per block, the
 // four rows' int32 partial sums are transposed into one vector [S0, S1, S2, S3] and scaled by one vector multiply,
 // instead of four scalar f16 conversions, splats and multiplies.
-inline void dot_q8_4rows(const q8_activations& a, const uint8_t* const* w, const float* sc, int64_t nb, float* out) {
+inline void dot_q8_4rows(const int16_t* xq_row, const float* xd, const uint8_t* const* w, const float* sc, int64_t nb, float* out) {
     v128_t acc = wasm_f32x4_splat(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-        const int16_t* xq = a.q.data() + b * q8_block;
+        const int16_t* xq = xq_row + b * q8_block;
         const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
         v128_t s[4];
         for (int n = 0; n < 4; ++n) s[n] = block_dot(x0, x1, x2, x3, w[n] + b * int64_t(sizeof(block_q8_0)) + 2);
@@ -432,42 +435,54 @@ inline void dot_q8_4rows(const q8_activations& a, const uint8_t* const* w, const
         const v128_t u01 = wasm_i32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 4, 1, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 6, 3, 7));
         const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
         const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
-        const v128_t scale = wasm_f32x4_mul(wasm_v128_load(sc + 4 * b), wasm_f32x4_splat(a.d[size_t(b)]));
+        const v128_t scale = wasm_f32x4_mul(wasm_v128_load(sc + 4 * b), wasm_f32x4_splat(xd[b]));
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale));
     }
     wasm_v128_store(out, acc);
 }
 #endif
 
+// Few rows of x (decode, and the beams of a beam search): every row quantized once, then 4 W rows at a time read
+// from storage and dotted with each row of x while they are in L1 — W is read from memory once, whatever M is.
 void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1) {
-    const int64_t nb = Wm.n_cols / q8_block;
+    const int64_t K = Wm.n_cols, nb = K / q8_block;
     thread_local q8_activations xq;
+    xq.set(x, M, ldx, K);
 #if defined(__wasm_simd128__)
     float* sc = scratch(scale_buf, size_t(4 * nb));
 #endif
-    for (int64_t m = 0; m < M; ++m) {
-        xq.set(x + m * ldx, 1, ldx, Wm.n_cols);
-        float* ym = y + m * ldy;
-        int64_t n = n0;
-        for (; n + 4 <= n1; n += 4) {
-            const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
-            float out[4];
+    // W rows 4 at a time; in wasm the last 1–3 rows too (the 4th pointer repeated), so that a column's value does not
+    // depend on where a thread's column range starts: the transposed 4-row sum rounds differently from dot_q8_rows
+    for (int64_t n = n0; n < n1; n += 4) {
+        const int64_t rows = std::min<int64_t>(4, n1 - n);
 #if defined(__wasm_simd128__)
-            for (int64_t b = 0; b < nb; ++b)
-                for (int j = 0; j < 4; ++j) sc[4 * b + j] = scale_f16(w[j] + b * int64_t(sizeof(block_q8_0)));
-            dot_q8_4rows(xq, w, sc, nb, out);
+        const uint8_t* w[4] = {Wm.row(n), Wm.row(n + std::min<int64_t>(1, rows - 1)), Wm.row(n + std::min<int64_t>(2, rows - 1)),
+                               Wm.row(n + std::min<int64_t>(3, rows - 1))};
+        for (int64_t b = 0; b < nb; ++b)
+            for (int j = 0; j < 4; ++j) sc[4 * b + j] = scale_f16(w[j] + b * int64_t(sizeof(block_q8_0)));
+        for (int64_t m = 0; m < M; ++m) {
+            float out[4];
+            dot_q8_4rows(xq.q.data() + m * K, xq.d.data() + m * nb, w, sc, nb, out);
+            for (int j = 0; j < rows; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+        }
 #else
-            dot_q8_rows<4>(xq, w, nb, out);
+        for (int64_t m = 0; m < M; ++m) {
+            if (rows == 4) {
+                const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
+                float out[4];
+                dot_q8_rows<4>(xq.q.data() + m * K, xq.d.data() + m * nb, w, nb, out);
+                for (int j = 0; j < 4; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+                continue;
+            }
+            for (int64_t j = 0; j < rows; ++j) {  // each row's sum is computed the same whatever NR is
+                const uint8_t* w[1] = {Wm.row(n + j)};
+                float out[1];
+                dot_q8_rows<1>(xq.q.data() + m * K, xq.d.data() + m * nb, w, nb, out);
+                y[m * ldy + n + j] = out[0] + (bias ? bias[n + j] : 0.0f);
+            }
+        }
 #endif
-            for (int j = 0; j < 4; ++j) ym[n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
-        }
-        for (; n < n1; ++n) {
-            const uint8_t* w[1] = {Wm.row(n)};
-            float out[1];
-            dot_q8_rows<1>(xq, w, nb, out);
-            ym[n] = out[0] + (bias ? bias[n] : 0.0f);
-        }
     }
 }
 
@@ -617,18 +632,21 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 
 }  // namespace
 
+// q8_0 weights: from this many rows of x on, the packed integer tile (gemm_q8); below, gemv_q8.
+constexpr int64_t kQ8TileRows = 16;
+
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end) {
     if (M <= 0 || n_begin >= n_end) return;
     if (M < 16 && gemv_quant_computes(Wm.type)) return gemv_quant(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    if (M >= 16 && Wm.type != dtype::q8_0) return gemm_packed(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    if (M >= 4 && Wm.type == dtype::q8_0) return gemm_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    if (Wm.type == dtype::q8_0)
+        return M >= kQ8TileRows ? gemm_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end) : gemv_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+    if (M >= 16) return gemm_packed(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     if (M >= 4) return gemm_small(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     switch (Wm.type) {
     case dtype::f32: return gemv_dispatch<f32_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     case dtype::f16: return gemv_dispatch<f16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     case dtype::bf16: return gemv_dispatch<bf16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    case dtype::q8_0: return gemv_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
     default: unsupported(Wm.type);
     }
 }
