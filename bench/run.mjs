@@ -11,9 +11,11 @@
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { syncBuiltinESMExports } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import workerThreads from 'node:worker_threads';
 
 import { median, runRow } from './peers/measure.mjs';
 import { ceilings } from './peers/probe.mjs';
@@ -315,6 +317,29 @@ async function chromium() {
 }
 
 let tjsVersions = null;  // transformers.js and its onnxruntime-web, where the translation row loaded them
+// The memory probe in wasmformer's Node worker (peers/memprobe-install.mjs): the package's worker_threads Worker for
+// web/src/worker-node.js is started on peers/wf-worker-node-probe.mjs instead (the probe, then that file unchanged),
+// with a MessagePort in its workerData; memProbes lists them in the order they started.
+const memProbes = [];
+{
+  const RealWorker = workerThreads.Worker, target = path.join(root, 'web/src/worker-node.js');
+  const probe = pathToFileURL(path.join(root, 'bench/peers/wf-worker-node-probe.mjs'));
+  workerThreads.Worker = class extends RealWorker {
+    constructor(file, opts = {}) {
+      const mine = (file instanceof URL || /^file:/.test(String(file)) ? fileURLToPath(file) : String(file)) === target && opts.workerData === undefined;
+      const ch = mine ? new workerThreads.MessageChannel() : null;
+      super(mine ? probe : file, mine ? { ...opts, workerData: { wfBenchPort: ch.port2 }, transferList: [...(opts.transferList ?? []), ch.port2] } : opts);
+      if (!mine) return;
+      ch.port1.unref();
+      memProbes.push({ kind: 'wasmformer', ask: () => new Promise((ok) => {
+        ch.port1.ref();
+        ch.port1.once('message', (m) => { ch.port1.unref(); ok(m); });
+        ch.port1.postMessage(0);
+      }) });
+    }
+  };
+  syncBuiltinESMExports();
+}
 async function node() {
   const ort = await import('onnxruntime-web');
   ort.env.wasm.numThreads = 1;
@@ -324,7 +349,7 @@ async function node() {
     ? await (await import('./peers/transformers-js.mjs')).loadTransformersJs({ numThreads: 1 }) : null;
   if (tjs) tjsVersions = tjs.versions;
   const ctx = {
-    wasmformer: wf, ort, ortThreads: 1,
+    wasmformer: wf, ort, ortThreads: 1, memProbes,
     // wllama as a Node user would try it: its ES module entry (its package.json "main" names no existing file)
     Wllama: (await import('@wllama/wllama/esm/index.js')).Wllama,
     wllamaAssets: { default: path.join(root, 'node_modules/@wllama/wllama/esm/wasm/wllama.wasm') },

@@ -479,6 +479,31 @@ def make_decoder(folder, cfg, out_dir):
     os.replace(tmp, os.path.join(folder, "model.safetensors"))
 
 
+def q4_k_m_types(n_layer):
+    """gguf_export.py's --tensor-type rules for llama-quantize's Q4_K_M mix of a dense decoder (no experts, not Falcon),
+    following llama.cpp's llama_tensor_get_type (src/llama-quant.cpp, e.g. ggml-org/llama.cpp as of 2025):
+      - default type Q4_K;
+      - output.weight, or token_embd.weight when the embeddings are tied (no output.weight): Q6_K, but Q8_0 when its row
+        length (ne[0]) is not a multiple of 256;
+      - attn_v.weight and ffn_down: Q6_K in the layers where use_more_bits(i, n) holds, i.e. i < n/8 or i >= 7n/8 or
+        (i - n/8) % 3 == 2 (integer division; i counts the tensors in layer order, so it is the layer's index);
+      - every other matrix Q4_K; then any K-quant whose rows are not whole 256-element super-blocks falls back:
+        Q4_K -> Q5_0, Q6_K -> Q8_0 (gguf_export's storage_type does the same).
+    For SmolLM2-135M's shape (576 wide, 1536 FFN, 30 layers) that is what llama-quantize writes for SmolLM2's own
+    Q4_K_M files: 576-column matrices (Q, K, V, O, gate, up, the tied embeddings) are not whole super-blocks, so
+    they become Q5_0 (V in the use_more_bits layers and the embeddings Q8_0); only ffn_down (1536 columns) is a
+    K-quant: Q6_K in layers 0-2, 5, 8, …, 23, 26-29 and Q4_K in the other 16."""
+    more = [i for i in range(n_layer) if i < n_layer // 8 or i >= 7 * n_layer // 8 or (i - n_layer // 8) % 3 == 2]
+    layers = "|".join(map(str, more))
+    return ["--type", "q4_k", "--tensor-type", r"^output\.weight$=q6_k", "--tensor-type", r"^token_embd\.weight$=q6_k",
+            "--tensor-type", rf"^blk\.({layers})\.attn_v\.weight$=q6_k", "--tensor-type", rf"^blk\.({layers})\.ffn_down\.weight$=q6_k"]
+
+
+def type_args(t, cfg):
+    """gguf_export.py's type arguments for a file type: one type everywhere, or q4_k_m (llama-quantize's mix)."""
+    return q4_k_m_types(cfg["num_hidden_layers"]) if t == "q4_k_m" else ["--type", t]
+
+
 def made(path, make, *args):
     if os.path.exists(path):
         return
@@ -514,13 +539,13 @@ def main():
                                         stdout=subprocess.DEVNULL))
     # Llama-style decoders: the folders, then their GGUF files (q8_0 with llama.cpp's rounding, as gguf_export does
     # for decoders)
-    for name, cfg, types in (("llama-smollm2", SMOLLM2, ("f32", "q8_0", "q4_0")), ("qwen2-0.5b", QWEN25_05B, ("q8_0",))):
+    for name, cfg, types in (("llama-smollm2", SMOLLM2, ("f32", "q8_0", "q4_0", "q4_k_m")), ("qwen2-0.5b", QWEN25_05B, ("q8_0",))):
         folder = os.path.join(out, name)
         made_folder(folder, lambda f, cfg=cfg: make_decoder(f, cfg, out))
         for t in types:
             made(os.path.join(gguf_dir, f"{name.split('-')[0]}-{t}.gguf"),
-                 lambda dst, folder=folder, t=t: subprocess.run(
-                     [sys.executable, os.path.join(REF, "gguf_export.py"), folder, dst, "--type", t, "--vocab-gguf", GPT2_VOCAB_GGUF,
+                 lambda dst, folder=folder, t=t, cfg=cfg: subprocess.run(
+                     [sys.executable, os.path.join(REF, "gguf_export.py"), folder, dst, *type_args(t, cfg), "--vocab-gguf", GPT2_VOCAB_GGUF,
                       "--name", os.path.basename(folder)], check=True, stdout=subprocess.DEVNULL))
 
 

@@ -266,6 +266,18 @@ export function translationAgreement(w, a, b, bCheck, quantized = false) {
            text: `${say('greedy', a.output.greedy, bCheck.greedy, w.expected.greedy)}; ${say(`${w.beams}-beam best`, a.output.beam, b.output.beam, w.expected.beam)}; ${texts}; ${own}` };
 }
 
+// The wasm memory of the workers an engine started while it loaded (ctx.memProbes: the bench's probe in them,
+// memprobe-install.mjs): { bytes (their WebAssembly.Memory byteLengths summed), memories, shared, workers (the
+// workers those workers started: the engine's pthreads) }, or null where no probe answered (within 5 s).
+const probesSince = (ctx, n0) => (ctx.memProbes ?? []).slice(n0);
+async function memoryOf(probes) {
+  if (!probes.length) return null;
+  const rs = (await Promise.all(probes.map((p) => Promise.race([p.ask(), new Promise((ok) => setTimeout(() => ok(null), 5000))])))).filter(Boolean);
+  if (!rs.length) return null;
+  return { bytes: rs.reduce((s, r) => s + r.bytes, 0), memories: rs.reduce((s, r) => s + r.memories, 0), shared: rs.some((r) => r.shared),
+           workers: rs.reduce((s, r) => s + r.workers, 0), probes: rs.length };
+}
+
 // ------------------------------------------------------------------------------------------------------ engines
 // Each loads its model and returns { info, run() → sample, dispose() }; spec = the engine's side of the row, w = the
 // row's workload (text, ids, …).
@@ -352,7 +364,12 @@ const engines = {
         dispose: () => p.dispose(),
       };
     }
+    // spec.memory: a fresh worker (the package keeps one per set of engine options across rows, and a wasm memory
+    // never shrinks), so that its memory is this model's alone; the probe in it says how large it is
+    if (spec.memory) ctx.wasmformer.terminate();
+    const n0 = ctx.memProbes?.length ?? 0;
     const gen = await pipeline('text-generation', source, opts);
+    const probes = spec.memory ? probesSince(ctx, n0).filter((p) => p.kind === 'wasmformer') : [];
     info.dtype = gen.model.info.dtype;
     // the bytes of weights it holds beside the file's, and whether it computes from the file's bytes as they are
     info.weight_bytes = gen.model.info.weight_bytes;
@@ -377,6 +394,7 @@ const engines = {
         const r = await gen.model.complete(w.prompt, { max_new_tokens: 1 + steps, do_sample: false, stop_at_eos: false });
         return { ids: r.tokens.map((x) => x.id), logprobs: r.tokens.map((x) => x.logprob) };
       },
+      memory: () => memoryOf(probes),
       dispose: () => gen.dispose(),
     };
   },
@@ -510,10 +528,15 @@ const engines = {
 
   // wllama's completion takes text; its own tokenizer must find the same number of tokens (checked on every run)
   async wllama(spec, w, ctx) {
+    // n_threads: wllama 3.8.1 has one wasm build (shared memory, pthreads); with n_threads > 1 it starts that many
+    // threads when the page can share memory (its isSupportMultiThread: SharedArrayBuffer can be posted and a
+    // shared-memory module validates: a cross-origin isolated page), else it runs on one (isMultithread() false)
+    const n0 = ctx.memProbes?.length ?? 0;
     const wl = new ctx.Wllama(ctx.wllamaAssets, { suppressNativeLog: true, allowOffline: true });
     wl.setCompat(null);  // its own build only (no "compat" build fetched from a CDN)
     await wl.loadModel([await ctx.blob(spec.model)], { n_threads: spec.threads ?? 1, n_ctx: 512, n_batch: 512, n_ubatch: 512, n_gpu_layers: 0, warmup: true });
-    const info = { threads: wl.getNumThreads(), threading: `wllama ${wl.isMultithread() ? 'multi-thread' : 'single-thread'} build, n_threads ${wl.getNumThreads()}` };
+    const probes = spec.memory ? probesSince(ctx, n0) : [];
+    const info = { threads: wl.getNumThreads(), threading: `wllama ${wl.isMultithread() ? 'multi-thread' : 'single-thread'}, n_threads ${wl.getNumThreads()} (asked ${spec.threads ?? 1})` };
     const steps = w.task === 'prefill' ? 0 : w.decode;
     return {
       info,
@@ -562,6 +585,7 @@ const engines = {
           return { ids, logprobs, top: [], top_error: String(e?.message ?? e).split('\n')[0] };
         }
       },
+      memory: () => memoryOf(probes),
       dispose: () => wl.exit(),
     };
   },
@@ -574,10 +598,13 @@ const engines = {
 export async function runRow(row, ctx, { warmup, runs, log = () => {} }) {
   const loaded = {};
   let peerError = null;
+  // rows against wllama: each engine's wasm memory after load and after the timed runs (its peak through them)
+  const memRow = row.b.engine === 'wllama';
+  const memory = { a: {}, b: {} };
   try {
     for (const key of ['b', 'a']) {
       try {
-        loaded[key] = await engines[row[key].engine](row[key], row.workload, ctx);
+        loaded[key] = await engines[row[key].engine](memRow ? { ...row[key], memory: true } : row[key], row.workload, ctx);
       } catch (e) {
         if (row[key].optional) return { unavailable: `not available in this build (${e?.message ?? e})` };
         const why = `${row[key].engine} did not load ${row[key].model}: ${e?.message ?? e}`;
@@ -585,6 +612,10 @@ export async function runRow(row, ctx, { warmup, runs, log = () => {} }) {
         peerError = why;
       }
     }
+    const memories = async (when) => {
+      for (const key of ['a', 'b']) if (loaded[key]?.memory) memory[key][when] = await loaded[key].memory();
+    };
+    if (memRow) await memories('load');
     const samples = { a: [], b: [] };
     for (let r = 0; r < warmup + runs; r++)
       for (const key of ['a', 'b'].filter((k) => loaded[k])) {
@@ -592,8 +623,10 @@ export async function runRow(row, ctx, { warmup, runs, log = () => {} }) {
         if (r >= warmup) samples[key].push(s);
         log(`${row.id} ${key.toUpperCase()} ${r < warmup ? 'warm-up' : `run ${r - warmup + 1}`}: ${JSON.stringify(s, (k, v) => (typeof v === 'number' ? +v.toFixed(1) : v))}`);
       }
-    if (peerError) return { a: { samples: samples.a, info: loaded.a.info }, b: null, peer_error: peerError };
-    const res = { a: { samples: samples.a, info: loaded.a.info }, b: { samples: samples.b, info: loaded.b.info } };
+    if (memRow) await memories('run');
+    const mem = memRow ? { memory } : {};
+    if (peerError) return { a: { samples: samples.a, info: loaded.a.info }, b: null, peer_error: peerError, ...mem };
+    const res = { a: { samples: samples.a, info: loaded.a.info }, b: { samples: samples.b, info: loaded.b.info }, ...mem };
     if (row.workload.task === 'generate' && loaded.a.check && loaded.b.check) {
       const ca = await loaded.a.check();
       const cb = await loaded.b.check(ca);

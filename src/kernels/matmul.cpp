@@ -196,18 +196,29 @@ void widen_segment(const matrix_view& Wm, int64_t r, int64_t k0, int64_t kc, flo
 void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                 int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
-    const bool widen = Wm.type != dtype::f32;
-    float* panel = widen ? scratch(panel_buf, size_t(2 * K)) : nullptr;
+    if (Wm.type == dtype::f32) {
+        // f32 rows as stored, 4 at a time (4 streams from memory, as the GEMV's 8), each group swept by pairs of x rows
+        // while it is in cache: W is read from memory once
+        int64_t n = n0;
+        for (; n + 4 <= n1; n += 4) {
+            const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
+            int64_t m = 0;
+            for (; m + 2 <= M; m += 2) store_tile<2, 4, f32_rows>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+            if (m < M) store_tile<1, 4, f32_rows>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+        }
+        for (; n < n1; ++n) {
+            const uint8_t* w[1] = {Wm.row(n)};
+            sweep_rows<1, f32_rows>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+        }
+        return;
+    }
+    float* panel = scratch(panel_buf, size_t(2 * K));
     for (int64_t n = n0; n < n1; n += 2) {
         const int nr = n + 2 <= n1 ? 2 : 1;
         const uint8_t* w[2];
         for (int j = 0; j < nr; ++j) {
-            if (widen) {
-                widen_segment(Wm, n + j, 0, K, panel + j * K);
-                w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
-            } else {
-                w[j] = Wm.row(n + j);
-            }
+            widen_segment(Wm, n + j, 0, K, panel + j * K);
+            w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
         }
         if (nr == 2) sweep_rows<2, f32_rows>(x, 0, M, ldx, w, K, bias, n, y, ldy);
         else sweep_rows<1, f32_rows>(x, 0, M, ldx, w, K, bias, n, y, ldy);
