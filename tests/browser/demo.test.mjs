@@ -24,8 +24,8 @@ async function startServer(extra = []) {
   return { url: `http://127.0.0.1:${port}`, close: () => child.kill() };
 }
 
-async function openDemo(server, extra = '') {
-  const context = await browser.newContext();
+async function openDemo(server, extra = '', contextOptions = {}) {
+  const context = await browser.newContext(contextOptions);
   const page = await context.newPage();
   const problems = await watch(context, page, (u) => u.hostname === '127.0.0.1' || u.protocol === 'data:' || u.protocol === 'blob:');
   const q = MODELS === 'fixtures' ? '?bert=/tests/data/fixtures/bert-tiny/&gpt2=/tests/data/fixtures/gpt2-tiny/&embed=/tests/data/fixtures/bert-tiny-st/' : '';
@@ -191,6 +191,63 @@ test('demo translates with a Marian model and draws the cross-attention alignmen
     });
     assert.equal(shown, api);
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-translate.png'), fullPage: true });
+    assert.deepEqual(problems, []);
+    await context.close();
+  } finally {
+    server.close();
+  }
+});
+
+// A phone (390 × 844) in the system's dark theme, then the light one from the header's button: nothing wider than the
+// screen; every text colour at least 4.5 : 1 against the background it is drawn on (WCAG AA), in both themes; the
+// task links scroll to their sections. Screenshots: demo-phone-dark.png, demo-phone-light.png.
+test('demo on a phone: no horizontal scroll, dark and light themes with readable contrast', async () => {
+  const server = await startServer();
+  try {
+    const { page, context, problems } = await openDemo(server, '', { viewport: { width: 390, height: 844 }, colorScheme: 'dark' });
+    const fits = () => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    // the text colours of the page's kinds of text against their backgrounds (the nearest ancestor that paints one)
+    const contrasts = () => page.evaluate(() => {
+      const rgb = (c) => c.match(/[\d.]+/g).map(Number);
+      const lum = ([r, g, b]) => {
+        const f = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+      };
+      const background = (el) => {
+        for (let e = el; e; e = e.parentElement) {
+          const c = rgb(getComputedStyle(e).backgroundColor);
+          if (c.length < 4 || c[3] > 0) return c;
+        }
+        return rgb(getComputedStyle(document.documentElement).backgroundColor);
+      };
+      const out = {};
+      for (const sel of ['header p', 'h2', 'nav.tasks a', '.hint', 'label', 'button', 'textarea', '.output', '.chat-log li.user', '.chat-log li.assistant', '.enc-row span']) {
+        const el = document.querySelector(sel);
+        if (!el) continue;
+        const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))];
+        out[sel] = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+      }
+      out.dark = lum(background(document.body)) < 0.05;
+      return out;
+    });
+    assert.ok(await fits(), 'nothing wider than the phone, dark');
+    const dark = await contrasts();
+    assert.equal(dark.dark, true, 'the system dark theme applies');
+    for (const [sel, r] of Object.entries(dark)) if (sel !== 'dark') assert.ok(r >= 4.5, `dark theme: ${sel} contrast ${r.toFixed(2)}`);
+    assert.ok(Object.keys(dark).length >= 10);
+    await page.screenshot({ path: path.join(ARTIFACTS, 'demo-phone-dark.png'), fullPage: true });
+
+    await page.click('#theme');
+    assert.equal(await page.getAttribute('#theme', 'aria-pressed'), 'false');
+    const light = await contrasts();
+    assert.equal(light.dark, false, 'the button switches to the light theme');
+    for (const [sel, r] of Object.entries(light)) if (sel !== 'dark') assert.ok(r >= 4.5, `light theme: ${sel} contrast ${r.toFixed(2)}`);
+    assert.ok(await fits(), 'nothing wider than the phone, light');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'demo-phone-light.png'), fullPage: true });
+
+    // a task link brings its section to the top (below the sticky task bar)
+    await page.click('nav.tasks a[href="#tr-section"]');
+    await page.waitForFunction(() => Math.abs(document.querySelector('#tr-section').getBoundingClientRect().top) < 120);
     assert.deepEqual(problems, []);
     await context.close();
   } finally {

@@ -402,6 +402,23 @@ $('chat-new').addEventListener('click', newChat);
 $('chat-input').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); runChat(); } });
 $('att-layer').addEventListener('change', runFill);
 $('att-head').addEventListener('change', drawAttention);
+// the theme: the system's (prefers-color-scheme) until the button picks the other; the pick is remembered
+const themeButton = $('theme');
+const systemDark = () => globalThis.matchMedia?.('(prefers-color-scheme: dark)').matches ?? false;
+function applyTheme(pick) {
+  if (pick) document.documentElement.dataset.theme = pick;
+  else delete document.documentElement.dataset.theme;
+  const dark = pick ? pick === 'dark' : systemDark();
+  themeButton.textContent = dark ? 'Light theme' : 'Dark theme';
+  themeButton.setAttribute('aria-pressed', String(dark));
+}
+const storedTheme = (() => { try { return localStorage.getItem('wasmformer-theme'); } catch { return null; } })();
+applyTheme(storedTheme === 'dark' || storedTheme === 'light' ? storedTheme : null);
+themeButton.addEventListener('click', () => {
+  const next = (document.documentElement.dataset.theme ?? (systemDark() ? 'dark' : 'light')) === 'dark' ? 'light' : 'dark';
+  try { localStorage.setItem('wasmformer-theme', next); } catch { /* storage refused: this visit only */ }
+  applyTheme(next);
+});
 $('load-url').addEventListener('click', () => $('model-url').value && loadModel($('model-url').value.trim(), $('model-url').value.trim()));
 const drop = $('drop');
 drop.addEventListener('click', () => $('files').click());
