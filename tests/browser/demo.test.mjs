@@ -34,6 +34,9 @@ async function openDemo(server, extra = '', contextOptions = {}) {
   return { page, context, problems };
 }
 
+// the demo shows one task at a time: its tab first
+const openTab = (page, name) => page.click(`#${name}-tab`);
+
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   browser = await launch();
@@ -59,7 +62,18 @@ for (const isolation of [true, false]) {
       assert.ok((await page.textContent('#gen-continuation')).length > 0);
       if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-first-visit.png'), fullPage: true });
 
+      // the tabs: the first visit opens on fill-mask, one panel at a time, the address names the tab
+      assert.deepEqual(await page.$$eval('[role=tabpanel]', (p) => p.filter((x) => !x.hidden).map((x) => x.id)), ['fill-section']);
+      await openTab(page, 'chat');
+      assert.deepEqual(await page.$$eval('[role=tabpanel]', (p) => p.filter((x) => !x.hidden).map((x) => x.id)), ['chat-section']);
+      assert.match(page.url(), /#chat$/);
+      await page.focus('#chat-tab');
+      await page.keyboard.press('ArrowRight');  // arrow keys move between tabs and open them
+      assert.equal(await page.evaluate(() => document.activeElement.id), 'tr-tab');
+      assert.equal(await page.isVisible('#tr-section'), true);
+
       // fill-mask: candidates with probability bars; clicking one puts it in the text
+      await openTab(page, 'fill');
       await page.$eval('#fill-results', (r) => r.replaceChildren());
       await page.fill('#fill-text', 'And God said, Let there be [MASK].');
       await page.click('#fill-run');
@@ -79,6 +93,7 @@ for (const isolation of [true, false]) {
       if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-fill-mask.png'), fullPage: true });
 
       // sentence similarity with the bundled embedding model: the verse about creation answers the question first
+      await openTab(page, 'enc');
       assert.equal(await page.inputValue('#enc-task'), 'feature-extraction');
       await page.$eval('#enc-results', (r) => r.replaceChildren());
       await page.click('#enc-run');
@@ -90,6 +105,7 @@ for (const isolation of [true, false]) {
       // chat with the bundled chat model: a held-out verse gets PyTorch's greedy reply (the model's f32 folder), a
       // second turn is answered in the same conversation, Enter sends, New chat empties the log
       const { verses } = JSON.parse(readFileSync(path.join(root, 'tests/data/chat-mini/greedy.json'), 'utf8'));
+      await openTab(page, 'chat');
       await page.click('#chat-new');  // the first visit's example conversation goes
       assert.equal(await page.$$eval('.chat-log li', (l) => l.length), 0);
       const send = async (text, n, how = 'click') => {
@@ -112,6 +128,7 @@ for (const isolation of [true, false]) {
       assert.equal(await page.$$eval('.chat-log li', (l) => l.length), 0);
 
       // seeded continuation: runs to the end, twice the same
+      await openTab(page, 'gen');
       await page.fill('#gen-max', '20');
       const generate = async () => {
         await page.$eval('#gen-output', (o) => delete o.dataset.finish);
@@ -161,6 +178,7 @@ test('demo translates with a Marian model and draws the cross-attention alignmen
   const server = await startServer();
   try {
     const { page, context, problems } = await openDemo(server, 'translate=/tests/data/fixtures/marian-tiny/');
+    assert.equal(await page.isVisible('#tr-section'), true, 'a page opened with ?translate= opens on its tab');
     assert.ok(await page.$eval('#tr-output', (o) => o.dataset.finish));
     assert.ok((await page.textContent('#tr-output')).length > 0);
     const coloured = () => page.$eval('#tr-canvas', (c) => {
@@ -199,8 +217,8 @@ test('demo translates with a Marian model and draws the cross-attention alignmen
 });
 
 // A phone (390 × 844) in the system's dark theme, then the light one from the header's button: nothing wider than the
-// screen; every text colour at least 4.5 : 1 against the background it is drawn on (WCAG AA), in both themes; the
-// task links scroll to their sections. Screenshots: demo-phone-dark.png, demo-phone-light.png.
+// screen, in every tab; every text colour at least 4.5 : 1 against the background it is drawn on (WCAG AA), in both
+// themes. Screenshots: demo-phone-dark.png, demo-phone-light.png.
 test('demo on a phone: no horizontal scroll, dark and light themes with readable contrast', async () => {
   const server = await startServer();
   try {
@@ -221,7 +239,7 @@ test('demo on a phone: no horizontal scroll, dark and light themes with readable
         return rgb(getComputedStyle(document.documentElement).backgroundColor);
       };
       const out = {};
-      for (const sel of ['header p', 'h2', 'nav.tasks a', '.hint', 'label', 'button', 'textarea', '.output', '.chat-log li.user', '.chat-log li.assistant', '.enc-row span']) {
+      for (const sel of ['header p', 'h2', '[role=tab]', '[role=tab][aria-selected=true]', '.hint', 'label', 'button', 'textarea', '.output', '.chat-log li.user', '.chat-log li.assistant', '.enc-row span']) {
         const el = document.querySelector(sel);
         if (!el) continue;
         const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))];
@@ -245,9 +263,11 @@ test('demo on a phone: no horizontal scroll, dark and light themes with readable
     assert.ok(await fits(), 'nothing wider than the phone, light');
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-phone-light.png'), fullPage: true });
 
-    // a task link brings its section to the top (below the sticky task bar)
-    await page.click('nav.tasks a[href="#tr-section"]');
-    await page.waitForFunction(() => Math.abs(document.querySelector('#tr-section').getBoundingClientRect().top) < 120);
+    // every tab's panel fits the phone too
+    for (const t of ['gen', 'chat', 'tr', 'enc', 'att', 'models']) {
+      await openTab(page, t);
+      assert.ok(await fits(), `the ${t} tab fits the phone`);
+    }
     assert.deepEqual(problems, []);
     await context.close();
   } finally {

@@ -21,6 +21,7 @@ test('the static site works from file:// with no network', async () => {
     await page.click('#fill-run');
     await page.waitForSelector('.cand');
     assert.equal((await page.$$('.cand')).length, 5);
+    await page.click('#gen-tab');
     await page.fill('#gen-max', '20');
     await page.click('#gen-run');
     await page.waitForFunction(() => document.querySelector('#gen-output').dataset.finish && !document.querySelector('#gen-run').disabled);
@@ -28,6 +29,7 @@ test('the static site works from file:// with no network', async () => {
     // the chat model, from its embedded GGUF (its template rendered by the @huggingface/jinja bundled in demo.js): the
     // first visit's example answered, then a conversation of our own
     assert.equal(await page.$eval('.chat-log li.assistant', (li) => li.dataset.finish), 'eos');
+    await page.click('#chat-tab');
     await page.click('#chat-new');
     await page.fill('#chat-input', 'And God said, Let there be light: and there was light.');
     await page.click('#chat-send');

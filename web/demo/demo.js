@@ -44,6 +44,7 @@ function progress(e) {
 // (info.tasks, info.chat_templates).
 async function loadModel(source, label) {
   setStatus('model-status', `Loading ${label}…`);
+  let tab = null;  // the task tab the model went to
   try {
     const t0 = performance.now();
     const m = await Model.load(source, { progress_callback: progress });
@@ -51,21 +52,26 @@ async function loadModel(source, label) {
     if (info.tasks.includes('fill-mask')) {
       await state.fm?.dispose();
       state.fm = m;
+      tab = 'fill';
       fillLayerChoices(info);
     } else if (info.tasks.includes('text-generation') && info.chat_templates.length) {
       await state.chat?.dispose();
       state.chat = m;
+      tab = 'chat';
       newChat();
     } else if (info.tasks.includes('text-generation')) {
       await state.gen?.dispose();
       state.gen = m;
+      tab = 'gen';
     } else if (info.tasks.includes('translation')) {
       await state.tr?.dispose();
       state.tr = m;
+      tab = 'tr';
       $('tr-hint').textContent = `${label[0].toUpperCase() + label.slice(1)}: ${info.architecture}, ${info.n_layer} encoder layers × ${info.n_embd} wide. The matrix shows which source tokens each translated token attended to (cross-attention).`;
     } else if (info.tasks.some((t) => t in ENCODER_TASKS)) {
       await state.enc?.dispose();
       state.enc = m;
+      tab = 'enc';
       const tasks = info.tasks.filter((t) => t in ENCODER_TASKS);
       $('enc-task').replaceChildren(...tasks.map((t) => new Option(t, t)));
       $('enc-task').value = tasks.find((t) => t !== 'feature-extraction') ?? tasks[0];
@@ -83,6 +89,7 @@ async function loadModel(source, label) {
   } catch (e) {
     setStatus('model-status', `Could not load ${label}: ${e.message}`);
   }
+  return tab;
 }
 
 function fillLayerChoices(info) {
@@ -402,6 +409,37 @@ $('chat-new').addEventListener('click', newChat);
 $('chat-input').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); runChat(); } });
 $('att-layer').addEventListener('change', runFill);
 $('att-head').addEventListener('change', drawAttention);
+// Tabs, one task at a time (the WAI-ARIA tabs pattern: arrow keys, Home and End move between them); the address's
+// #hash names the open tab, so that a tab can be linked to.
+const tabs = [...document.querySelectorAll('[role=tab]')];
+function openTab(tab, { focus = false } = {}) {
+  for (const t of tabs) {
+    const on = t === tab;
+    t.setAttribute('aria-selected', String(on));
+    t.tabIndex = on ? 0 : -1;
+    $(t.getAttribute('aria-controls')).hidden = !on;
+  }
+  if (focus) tab.focus();
+  const hash = '#' + tab.id.replace(/-tab$/, '');
+  if (location.hash !== hash) history.replaceState(null, '', hash);
+}
+for (const t of tabs) {
+  t.addEventListener('click', () => openTab(t));
+  t.addEventListener('keydown', (e) => {
+    const i = tabs.indexOf(t);
+    const to = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+    if (to === undefined) return;
+    e.preventDefault();
+    openTab(tabs[(to + tabs.length) % tabs.length], { focus: true });
+  });
+}
+const linked = $(location.hash.slice(1) + '-tab');
+openTab(tabs.includes(linked) ? linked : new URLSearchParams(location.search).has('translate') ? $('tr-tab') : tabs[0]);
+const loadAndShow = async (source, label) => {
+  const tab = await loadModel(source, label);
+  if (tab) openTab($(tab + '-tab'));
+};
+
 // the theme: the system's (prefers-color-scheme) until the button picks the other; the pick is remembered
 const themeButton = $('theme');
 const systemDark = () => globalThis.matchMedia?.('(prefers-color-scheme: dark)').matches ?? false;
@@ -419,14 +457,14 @@ themeButton.addEventListener('click', () => {
   try { localStorage.setItem('wasmformer-theme', next); } catch { /* storage refused: this visit only */ }
   applyTheme(next);
 });
-$('load-url').addEventListener('click', () => $('model-url').value && loadModel($('model-url').value.trim(), $('model-url').value.trim()));
+$('load-url').addEventListener('click', () => $('model-url').value && loadAndShow($('model-url').value.trim(), $('model-url').value.trim()));
 const drop = $('drop');
 drop.addEventListener('click', () => $('files').click());
 drop.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); $('files').click(); } });
 drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
 drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); loadModel([...e.dataTransfer.files], 'dropped files'); });
-$('files').addEventListener('change', (e) => loadModel([...e.target.files], 'chosen files'));
+drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); loadAndShow([...e.dataTransfer.files], 'dropped files'); });
+$('files').addEventListener('change', (e) => loadAndShow([...e.target.files], 'chosen files'));
 
 async function main() {
   const offline = globalThis.WF_MODELS ? 'Offline site: everything is in these files.' : 'Models are cached for offline use.';
