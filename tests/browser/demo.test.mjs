@@ -37,6 +37,24 @@ async function openDemo(server, extra = '', contextOptions = {}) {
 // the demo shows one task at a time: its tab first
 const openTab = (page, name) => page.click(`#${name}-tab`);
 
+// The attention explorer's export: the JSON it downloads, and the PNG's size.
+async function saveAttention(page) {
+  const [json] = await Promise.all([page.waitForEvent('download'), page.click('#att-json')]);
+  const data = JSON.parse(readFileSync(await json.path(), 'utf8'));
+  const [png] = await Promise.all([page.waitForEvent('download'), page.click('#att-png')]);
+  const bytes = readFileSync(await png.path());
+  assert.deepEqual([...bytes.subarray(1, 4)].map((c) => String.fromCharCode(c)).join(''), 'PNG');
+  return data;
+}
+// blue pixels on a canvas (the heatmaps' cells, the head view's lines)
+const coloured = (page, sel) => page.$eval(sel, (c) => {
+  const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+  let n = 0;
+  for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] < 250 && d[i + 2] > 200) n++;
+  return n;
+});
+const rowSumsAreOne = (w) => w.every((row) => Math.abs(row.reduce((a, b) => a + b, 0) - 1) < 1e-3);
+
 before(async () => {
   mkdirSync(ARTIFACTS, { recursive: true });
   browser = await launch();
@@ -81,15 +99,42 @@ for (const isolation of [true, false]) {
       const words = await page.$$eval('.cand span:first-child', (s) => s.map((x) => x.textContent));
       assert.equal(words.length, 5);
       // the heatmap has colour in it
-      const coloured = await page.$eval('#att-canvas', (c) => {
-        const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-        let n = 0;
-        for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] < 250 && d[i + 2] > 200) n++;
-        return n;
-      });
-      assert.ok(coloured > 100, 'heatmap drawn');
+      assert.ok(await coloured(page, '#att-canvas') > 100, 'heatmap drawn');
       await page.click('.cand');
       assert.doesNotMatch(await page.inputValue('#fill-text'), /\[MASK\]/);
+
+      // the attention explorer: the fill-mask input's self-attention and the prompt's (causal) in continuation, per
+      // layer and head or the heads' average, as a heatmap or as lines; saved as PNG and JSON
+      await openTab(page, 'att');
+      assert.deepEqual(await page.$$eval('#att-source option', (o) => o.map((x) => x.value)), ['fill', 'gen']);
+      await page.selectOption('#att-head', 'avg');
+      const fillJson = await saveAttention(page);
+      assert.equal(fillJson.task, 'fill');
+      assert.equal(fillJson.head, 'average');
+      assert.equal(fillJson.row_tokens.length, fillJson.weights.length);
+      assert.deepEqual(fillJson.row_tokens, fillJson.column_tokens);
+      assert.ok(rowSumsAreOne(fillJson.weights), "each token's attention sums to 1");
+      await page.selectOption('#att-source', 'gen');
+      await page.waitForFunction(() => /^Continue/.test(document.querySelector('#att-status').textContent));
+      await page.selectOption('#att-layer', '0');
+      await page.waitForFunction(() => /layer 1,/.test(document.querySelector('#att-status').textContent));
+      const genJson = await saveAttention(page);
+      assert.equal(genJson.task, 'gen');
+      assert.equal(genJson.layer, 0);
+      assert.ok(rowSumsAreOne(genJson.weights));
+      assert.ok(genJson.weights.every((row, i) => row.every((w, j) => j <= i || w === 0)), 'a prompt token attends only to those before it');
+      await page.check('input[name=att-view][value=lines]');
+      assert.match(await page.getAttribute('#att-canvas', 'aria-label'), /as lines/);
+      await page.focus('#att-canvas');
+      await page.keyboard.press('ArrowDown');
+      assert.ok(await coloured(page, '#att-canvas') > 20, 'lines drawn');
+      await page.keyboard.press('Escape');
+      await page.check('input[name=att-view][value=heatmap]');
+      await page.fill('#att-zoom', '30');
+      await page.dispatchEvent('#att-zoom', 'input');
+      assert.ok(await page.$eval('#att-canvas', (c) => c.width) > 30 * genJson.column_tokens.length, 'zoomed: 30 px a token, scrolled in its box');
+      if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-attention.png'), fullPage: true });
+      await openTab(page, 'fill');
       if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-fill-mask.png'), fullPage: true });
 
       // sentence similarity with the bundled embedding model: the verse about creation answers the question first
@@ -209,6 +254,16 @@ test('demo translates with a Marian model and draws the cross-attention alignmen
     });
     assert.equal(shown, api);
     await page.screenshot({ path: path.join(ARTIFACTS, 'demo-translate.png'), fullPage: true });
+    // the explorer has the cross-attention too: a row per translated token, a column per source token
+    await openTab(page, 'att');
+    await page.selectOption('#att-source', 'tr');
+    await page.waitForFunction(() => /^Translate/.test(document.querySelector('#att-status').textContent));
+    await page.selectOption('#att-head', 'avg');
+    const tr = await saveAttention(page);
+    assert.equal(tr.task, 'tr');
+    assert.equal(tr.weights.length, tr.row_tokens.length);
+    assert.equal(tr.weights[0].length, tr.column_tokens.length);
+    assert.ok(rowSumsAreOne(tr.weights));
     assert.deepEqual(problems, []);
     await context.close();
   } finally {

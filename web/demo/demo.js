@@ -53,7 +53,6 @@ async function loadModel(source, label) {
       await state.fm?.dispose();
       state.fm = m;
       tab = 'fill';
-      fillLayerChoices(info);
     } else if (info.tasks.includes('text-generation') && info.chat_templates.length) {
       await state.chat?.dispose();
       state.chat = m;
@@ -92,12 +91,6 @@ async function loadModel(source, label) {
   return tab;
 }
 
-function fillLayerChoices(info) {
-  const layer = $('att-layer'), head = $('att-head');
-  layer.replaceChildren(...Array.from({ length: info.n_layer }, (_, i) => new Option(String(i + 1), String(i))));
-  head.replaceChildren(...Array.from({ length: info.n_head }, (_, i) => new Option(String(i + 1), String(i))));
-  layer.value = String(info.n_layer - 1);
-}
 
 // ------------------------------------------------------------------------------------------------- fill-mask
 async function runFill() {
@@ -105,10 +98,8 @@ async function runFill() {
   const text = $('fill-text').value;
   const out = $('fill-results');
   try {
-    const layer = Number($('att-layer').value || 0);
-    const { results, attention } = await state.fm.fill(text, { top_k: Number($('fill-topk').value) || 5, attention_layer: layer });
-    state.attention = attention;
-    state.tokens = await Promise.all((await state.fm.tokenizer.encode(text)).map((id) => state.fm.tokenizer.decode([id])));
+    const { results } = await state.fm.fill(text, { top_k: Number($('fill-topk').value) || 5 });
+    state.lastFill = text;
     out.replaceChildren(...results.map((list, m) => {
       const group = document.createElement('div');
       group.className = 'mask-group';
@@ -133,7 +124,7 @@ async function runFill() {
       }
       return group;
     }));
-    drawAttention();
+    await refreshAttention('fill');
   } catch (e) {
     out.textContent = e.message;
   }
@@ -146,39 +137,167 @@ function insertWord(maskIndex, word) {
   t.focus();
 }
 
+// --------------------------------------------------------------------------------------------- attention
+// The attention explorer. Each source gives the matrices of its task's last input: fill-mask and continuation ask
+// the model again for the chosen layer (attention_layer), translation keeps every layer of its last result.
+//   { label, layers, heads, rows: [token], cols: [token], causal?, load(layer) → (head, i, j) → weight }
+const att = { sources: new Map(), at: null, key: null };
+const tokenLabels = async (model, text) =>
+  Promise.all((await model.tokenizer.encode(text)).map((id) => model.tokenizer.decode([id])));
+
+function attentionSources() {
+  const out = new Map();
+  if (state.fm && state.lastFill != null) out.set('fill', {
+    label: 'Fill the mask: encoder self-attention', layers: state.fm.info.n_layer, heads: state.fm.info.n_head,
+    async load(layer) {
+      const { attention: a } = await state.fm.fill(state.lastFill, { top_k: 1, attention_layer: layer });
+      const T = Math.round(Math.sqrt(a.data.length / a.heads));
+      const rows = await tokenLabels(state.fm, state.lastFill);
+      return { rows, cols: rows, at: (h, i, j) => a.data[(h * T + i) * T + j] };
+    },
+  });
+  if (state.gen && state.lastPrompt) out.set('gen', {
+    label: 'Continue: decoder self-attention over the prompt', layers: state.gen.info.n_layer, heads: state.gen.info.n_head,
+    async load(layer) {
+      const s = state.gen.generate(state.lastPrompt, { max_new_tokens: 1, attention_layer: layer });
+      for await (const _ of s);  // eslint-disable-line no-unused-vars
+      const a = s.result.attention;
+      const T = Math.round(Math.sqrt(a.data.length / a.heads));
+      const rows = await tokenLabels(state.gen, state.lastPrompt);
+      return { rows, cols: rows, at: (h, i, j) => a.data[(h * T + i) * T + j] };
+    },
+  });
+  if (state.alignment) {
+    const a = state.alignment;
+    out.set('tr', {
+      label: 'Translate: cross-attention, translation → source', layers: a.layers, heads: a.heads,
+      async load(layer) {
+        return { rows: a.target_tokens, cols: a.source_tokens, at: (h, i, j) => a.weights[i][layer][h][j] };
+      },
+    });
+  }
+  return out;
+}
+
+// Called when a task has a new input (its name) or a model changed: the source list, then the view.
+async function refreshAttention(changed) {
+  att.sources = attentionSources();
+  const sel = $('att-source');
+  const keep = sel.value;
+  sel.replaceChildren(...[...att.sources].map(([k, v]) => new Option(v.label, k)));
+  sel.value = att.sources.has(keep) ? keep : att.sources.has(changed) ? changed : sel.options[0]?.value ?? '';
+  if (sel.value === changed || sel.value !== keep) await attentionSourceChanged();
+}
+
+async function attentionSourceChanged() {
+  const src = att.sources.get($('att-source').value);
+  if (!src) return;
+  const layer = $('att-layer'), head = $('att-head');
+  const keepLayer = layer.value, keepHead = head.value;
+  layer.replaceChildren(...Array.from({ length: src.layers }, (_, i) => new Option(String(i + 1), String(i))));
+  head.replaceChildren(new Option('average', 'avg'), ...Array.from({ length: src.heads }, (_, i) => new Option(String(i + 1), String(i))));
+  layer.value = Number(keepLayer) < src.layers ? keepLayer : String(src.layers - 1);
+  head.value = keepHead === 'avg' || Number(keepHead) < src.heads ? keepHead || '0' : '0';
+  await loadAttention();
+}
+
+async function loadAttention() {
+  const key = $('att-source').value, src = att.sources.get(key);
+  if (!src) return;
+  const layer = Number($('att-layer').value);
+  try {
+    att.at = { ...(await src.load(layer)), key, layer, heads: src.heads, label: src.label };
+    drawAttention();
+  } catch (e) {
+    setStatus('att-status', e.message);
+  }
+}
+
+// The chosen head's (or the heads' average) weights as rows × cols.
+function attentionMatrix() {
+  const a = att.at, pick = $('att-head').value;
+  const heads = pick === 'avg' ? Array.from({ length: a.heads }, (_, h) => h) : [Number(pick)];
+  return a.rows.map((_, i) => a.cols.map((_, j) => heads.reduce((sum, h) => sum + a.at(h, i, j), 0) / heads.length));
+}
+
+const shortLabel = (t) => (t.trim() || '␣').slice(0, 14);
+
 function drawAttention() {
-  const a = state.attention;
+  const a = att.at;
   const canvas = $('att-canvas');
   const ctx = canvas.getContext('2d');
-  ctx.clearRect(0, 0, canvas.width, canvas.height);
-  if (!a) return;
-  const T = Math.round(Math.sqrt(a.data.length / a.heads));
-  const head = Number($('att-head').value || 0);
-  // the canvas fits the matrix and its slanted column labels (CSS scales it down to the page's width)
-  const margin = 90, cell = Math.max(8, Math.min(28, Math.floor(420 / T)));
-  canvas.width = margin + T * cell + 70;
-  canvas.height = margin + T * cell + 4;
+  if (!a) return ctx.clearRect(0, 0, canvas.width, canvas.height);
+  const m = attentionMatrix(), R = a.rows.length, C = a.cols.length;
+  const zoom = Number($('att-zoom').value);
+  const lines = document.querySelector('input[name=att-view]:checked').value === 'lines';
+  const head = $('att-head').value === 'avg' ? 'heads averaged' : `head ${Number($('att-head').value) + 1}`;
+  canvas.classList.toggle('fit', zoom === 0);
   ctx.font = '11px system-ui';
-  ctx.fillStyle = '#333';
-  for (let i = 0; i < T; ++i) {
-    const label = (state.tokens[i] ?? '').slice(0, 12);
-    ctx.textAlign = 'right';
-    ctx.fillText(label, margin - 4, margin + i * cell + cell * 0.7);
-    ctx.save();
-    ctx.translate(margin + i * cell + cell * 0.7, margin - 4);
-    ctx.rotate(-Math.PI / 3);
-    ctx.textAlign = 'left';
-    ctx.fillText(label, 0, 0);
-    ctx.restore();
-  }
-  for (let i = 0; i < T; ++i)
-    for (let j = 0; j < T; ++j) {
-      const p = a.data[(head * T + i) * T + j];
-      const v = Math.round(255 * (1 - Math.sqrt(p)));
-      ctx.fillStyle = `rgb(${v},${v},255)`;
-      ctx.fillRect(margin + j * cell, margin + i * cell, cell - 1, cell - 1);
+  if (lines) {
+    // BertViz's head view: tokens in two columns, a line from each attending token (left) to each token it attends
+    // to (right), as opaque as the weight; the focused row's lines alone when one is focused
+    const step = Math.max(14, zoom || 18), margin = 110, gap = 220;
+    canvas.width = 2 * margin + gap;
+    canvas.height = 10 + Math.max(R, C) * step;
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    const y = (k) => 10 + k * step + step / 2;
+    for (let i = 0; i < R; ++i) {
+      if (att.focus != null && att.focus !== i) continue;
+      for (let j = 0; j < C; ++j) {
+        if (m[i][j] < 0.01) continue;
+        ctx.strokeStyle = `rgba(40, 90, 220, ${Math.min(1, m[i][j] * (att.focus != null ? 1.5 : 1))})`;
+        ctx.lineWidth = att.focus != null ? 2 : 1.2;
+        ctx.beginPath();
+        ctx.moveTo(margin, y(i));
+        ctx.lineTo(margin + gap, y(j));
+        ctx.stroke();
+      }
     }
-  canvas.setAttribute('aria-label', `Attention heatmap, layer ${a.layer + 1}, head ${head + 1}, ${T} tokens`);
+    ctx.fillStyle = '#222';
+    ctx.textBaseline = 'middle';
+    a.rows.forEach((t, i) => { ctx.textAlign = 'right'; ctx.font = `${att.focus === i ? 'bold ' : ''}11px system-ui`; ctx.fillText(shortLabel(t), margin - 6, y(i)); });
+    ctx.font = '11px system-ui';
+    a.cols.forEach((t, j) => { ctx.textAlign = 'left'; ctx.fillText(shortLabel(t), margin + gap + 6, y(j)); });
+    att.geometry = { lines: true, margin, step, rows: R };
+  } else {
+    // the matrix and its slanted column labels; labels thin out when the cells are too small to hold them
+    const cell = zoom || Math.max(6, Math.min(28, Math.floor(560 / Math.max(R, C))));
+    const margin = 100, every = Math.ceil(10 / cell);
+    canvas.width = margin + C * cell + 80;
+    canvas.height = margin + R * cell + 4;
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    ctx.fillStyle = '#222';
+    ctx.textBaseline = 'alphabetic';
+    a.rows.forEach((t, i) => { if (i % every === 0) { ctx.textAlign = 'right'; ctx.fillText(shortLabel(t), margin - 4, margin + i * cell + cell * 0.7); } });
+    a.cols.forEach((t, j) => {
+      if (j % every) return;
+      ctx.save();
+      ctx.translate(margin + j * cell + cell * 0.7, margin - 4);
+      ctx.rotate(-Math.PI / 3);
+      ctx.textAlign = 'left';
+      ctx.fillText(shortLabel(t), 0, 0);
+      ctx.restore();
+    });
+    for (let i = 0; i < R; ++i)
+      for (let j = 0; j < C; ++j) {
+        const v = Math.round(255 * (1 - Math.sqrt(m[i][j])));
+        ctx.fillStyle = `rgb(${v},${v},255)`;
+        ctx.fillRect(margin + j * cell, margin + i * cell, cell - 1, cell - 1);
+      }
+    att.geometry = { lines: false };
+  }
+  canvas.setAttribute('aria-label', `${a.label}, layer ${a.layer + 1}, ${head}, ${R} × ${C} tokens, as ${lines ? 'lines' : 'a heatmap'}`);
+  setStatus('att-status', `${a.label}: layer ${a.layer + 1}, ${head}; ${R} × ${C} tokens.`);
+}
+
+function download(name, blob) {
+  const a = document.createElement('a');
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
 }
 
 // ------------------------------------------------------------------------------------------------ generation
@@ -207,6 +326,8 @@ async function runGenerate() {
     const r = s.result;
     setStatus('gen-speed', `${r.tokens.length} tokens, ${r.timings.tokens_per_second.toFixed(1)} tokens/s (${r.finish_reason})`);
     out.dataset.finish = r.finish_reason;
+    state.lastPrompt = prompt;
+    await refreshAttention('gen');
   } catch (e) {
     if (e.name === 'AbortError' && e.result) {  // Stop: the AbortError carries what was generated
       setStatus('gen-speed', `${e.result.tokens.length} tokens (aborted)`);
@@ -292,6 +413,7 @@ async function runTranslate() {
       ...Array.from({ length: layers * heads }, (_, k) => new Option(`layer ${Math.floor(k / heads) + 1}, head ${(k % heads) + 1}`, `h${k}`)));
     if ([...$('tr-layer').options].some((o) => o.value === keep)) $('tr-layer').value = keep;
     drawAlignment();
+    await refreshAttention('tr');
     setStatus('tr-speed', `${best.token_ids.length} tokens in ${Math.round(performance.now() - t0)} ms`);
   } catch (e) {
     $('tr-output').textContent = e.message;
@@ -407,8 +529,41 @@ $('chat-send').addEventListener('click', runChat);
 $('chat-stop').addEventListener('click', () => state.running?.abort());
 $('chat-new').addEventListener('click', newChat);
 $('chat-input').addEventListener('keydown', (e) => { if (e.key === 'Enter' && !e.shiftKey) { e.preventDefault(); runChat(); } });
-$('att-layer').addEventListener('change', runFill);
+$('att-source').addEventListener('change', attentionSourceChanged);
+$('att-layer').addEventListener('change', loadAttention);
 $('att-head').addEventListener('change', drawAttention);
+$('att-zoom').addEventListener('input', () => {
+  $('att-zoom').setAttribute('aria-valuetext', $('att-zoom').value === '0' ? 'fit' : `${$('att-zoom').value} pixels a token`);
+  drawAttention();
+});
+for (const r of document.querySelectorAll('input[name=att-view]')) r.addEventListener('change', () => { att.focus = null; drawAttention(); });
+// the lines view: the row under the pointer is followed alone
+$('att-canvas').addEventListener('pointermove', (e) => {
+  const g = att.geometry;
+  if (!g?.lines) return;
+  const r = $('att-canvas').getBoundingClientRect();
+  const yy = (e.clientY - r.top) * ($('att-canvas').height / r.height);
+  const i = Math.floor((yy - 10) / g.step);
+  const focus = (e.clientX - r.left) * ($('att-canvas').width / r.width) < g.margin + 20 && i >= 0 && i < g.rows ? i : null;
+  if (focus !== att.focus) { att.focus = focus; drawAttention(); }
+});
+// and by keyboard: ↑ / ↓ on the focused view move the followed row, Escape shows every line again
+$('att-canvas').addEventListener('keydown', (e) => {
+  const g = att.geometry;
+  if (!g?.lines || !['ArrowUp', 'ArrowDown', 'Escape'].includes(e.key)) return;
+  e.preventDefault();
+  att.focus = e.key === 'Escape' ? null : Math.max(0, Math.min(g.rows - 1, (att.focus ?? -1) + (e.key === 'ArrowUp' ? -1 : 1)));
+  drawAttention();
+});
+$('att-canvas').addEventListener('pointerleave', () => { if (att.focus != null) { att.focus = null; drawAttention(); } });
+$('att-png').addEventListener('click', () => $('att-canvas').toBlob((b) => b && download('attention.png', b)));
+$('att-json').addEventListener('click', () => {
+  const a = att.at;
+  if (!a) return;
+  const json = { task: a.key, what: a.label, layer: a.layer, head: $('att-head').value === 'avg' ? 'average' : Number($('att-head').value),
+    row_tokens: a.rows, column_tokens: a.cols, weights: attentionMatrix() };
+  download('attention.json', new Blob([JSON.stringify(json)], { type: 'application/json' }));
+});
 // Tabs, one task at a time (the WAI-ARIA tabs pattern: arrow keys, Home and End move between them); the address's
 // #hash names the open tab, so that a tab can be linked to.
 const tabs = [...document.querySelectorAll('[role=tab]')];
