@@ -80,6 +80,11 @@ for (const isolation of [true, false]) {
       assert.ok((await page.textContent('#gen-continuation')).length > 0);
       if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-first-visit.png'), fullPage: true });
 
+      // each task's tab names its model, dtype, size and the engine's threads; fill-mask says how long it took
+      for (const t of ['fill', 'gen', 'chat', 'enc'])
+        assert.match(await page.textContent(`#${t}-model`), /^Model: .+ — \w+, \d+ layers × \d+, dtype .+, [\d.]+ MiB of weights; .*thread/, t);
+      assert.match(await page.textContent('#fill-speed'), /^\d+ ms$/);
+
       // the tabs: the first visit opens on fill-mask, one panel at a time, the address names the tab
       assert.deepEqual(await page.$$eval('[role=tabpanel]', (p) => p.filter((x) => !x.hidden).map((x) => x.id)), ['fill-section']);
       await openTab(page, 'chat');
@@ -294,7 +299,7 @@ test('demo on a phone: no horizontal scroll, dark and light themes with readable
         return rgb(getComputedStyle(document.documentElement).backgroundColor);
       };
       const out = {};
-      for (const sel of ['header p', 'h2', '[role=tab]', '[role=tab][aria-selected=true]', '.hint', 'label', 'button', 'textarea', '.output', '.chat-log li.user', '.chat-log li.assistant', '.enc-row span']) {
+      for (const sel of ['header p', 'h2', '[role=tab]', '[role=tab][aria-selected=true]', '.hint', '.model-line', 'label', 'button', 'textarea', '.output', '.chat-log li.user', '.chat-log li.assistant', '.enc-row span']) {
         const el = document.querySelector(sel);
         if (!el) continue;
         const [a, b] = [lum(rgb(getComputedStyle(el).color)), lum(background(el))];

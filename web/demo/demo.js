@@ -34,6 +34,15 @@ const ENCODER_TASKS = {
 
 function setStatus(id, text) { $(id).textContent = text; }
 
+// Each task's tab says which model answers there: its name, shape, dtype, size and the engine's threads.
+async function describeModel(tab, label, m) {
+  const { info } = m;
+  const mib = (info.weight_bytes / 2 ** 20).toFixed(1);
+  let threads = '';
+  try { threads = `; ${(await m.engineInfo()).threading}`; } catch { /* the line goes without it */ }
+  $(`${tab}-model`).textContent = `Model: ${label.replace(/^the /, '')} — ${info.architecture}, ${info.n_layer} layers × ${info.n_embd}, dtype ${info.dtype}, ${mib} MiB of weights${threads}.`;
+}
+
 function progress(e) {
   if (e.status === 'progress_total' && e.total) $('progress').value = e.progress;
   if (e.status === 'initiate') $('progress').value = 0;
@@ -80,6 +89,7 @@ async function loadModel(source, label) {
       throw new Error(`this demo shows fill-mask, text-generation, translation and encoder tasks; the model supports ${info.tasks.join(', ') || 'no task'}`);
     }
     $('progress').value = 100;
+    if (tab) describeModel(tab, label, m);
     let cached = '';
     if (typeof caches !== 'undefined' && typeof source === 'string') {
       try { cached = ` ${(await (await caches.open('wasmformer-v1')).keys()).length} files in the browser cache for offline use.`; } catch {}
@@ -98,7 +108,9 @@ async function runFill() {
   const text = $('fill-text').value;
   const out = $('fill-results');
   try {
+    const t0 = performance.now();
     const { results } = await state.fm.fill(text, { top_k: Number($('fill-topk').value) || 5 });
+    setStatus('fill-speed', `${Math.round(performance.now() - t0)} ms`);
     state.lastFill = text;
     out.replaceChildren(...results.map((list, m) => {
       const group = document.createElement('div');
