@@ -38,7 +38,7 @@ const PROMPT = 128, DECODE = quick ? 16 : 64;
 const encoderModels = ['minilm-st/model.safetensors', 'distilbert-cls/model.safetensors', 'distilbert-qa/model.safetensors',
   'onnx/minilm-fp32.onnx', 'onnx/minilm-int8.onnx', 'onnx/distilbert-cls-fp32.onnx', 'onnx/distilbert-qa-fp32.onnx',
   'llama-smollm2/config.json', 'qwen2-0.5b/config.json', 'gguf/llama-f32.gguf', 'gguf/llama-q8_0.gguf', 'gguf/llama-q4_0.gguf',
-  'gguf/qwen2-q8_0.gguf'];
+  'gguf/llama-q4_k_m.gguf', 'gguf/qwen2-q8_0.gguf'];
 if (encoderModels.some((f) => !existsSync(path.join(MODELS, f)))) {
   console.log(`bench: making the encoder and decoder models in ${path.relative(root, MODELS)}`);
   execFileSync('/usr/bin/python3', [path.join(root, 'bench/peers/make_models.py'), MODELS], { stdio: 'inherit' });
@@ -160,13 +160,29 @@ async function workloads() {
 // a: wasmformer; b: the peer (or wasmformer on one thread). bpw: bytes per matrix weight that decode reads.
 const WF = (model, dtype, extra = {}) => ({ engine: 'wasmformer', model, dtype, ...extra });
 const ORT = (model, bpw) => ({ engine: 'ort', model, bpw });
-const WLLAMA = (model, bpw) => ({ engine: 'wllama', model, bpw });
+const WLLAMA = (model, bpw, extra = {}) => ({ engine: 'wllama', model, bpw, ...extra });
 // GGUF generation rows: greedy tokens and their log-probabilities compared (measure.mjs, generationAgreement) within
 // this many nats, by the file's type. f32: the engines differ by llama.cpp's f16 KV cache and summation order only.
 // q8_0/q4_0: both round the activations to Q8_0 blocks, each its own way (llama.cpp's block scales are f16); on the
 // 30-layer random decoder a numpy pass moves the first token's log-probability by 0.1 nats between such variants
 // (f16 or f32 scales), as much as Q8_0-rounding every weight does: the two engines may part by a few tenths.
-const GEN_AGREE = { f32: 0.05, q8_0: 0.3, q4_0: 0.3 };
+// q4_k_m: Q4_K/Q6_K against Q8_K activations and Q5_0/Q8_0 against Q8_0 ones, on both sides: as q4_0.
+const GEN_AGREE = { f32: 0.05, q8_0: 0.3, q4_0: 0.3, q4_k_m: 0.3 };
+// Bytes per weight of the matrices a decode step reads in llama-q4_k_m.gguf (make_models.py's q4_k_m_types: llama.cpp's
+// Q4_K_M rules for a 576-wide model): the tied embeddings Q8_0 (34/32); Q, K, O, gate, up Q5_0 (22/32: 576 columns are
+// not whole 256-weight super-blocks, so Q4_K falls back to Q5_0); V Q8_0 in the layers where use_more_bits holds, else
+// Q5_0; ffn_down Q6_K (210/256) there, else Q4_K (144/256).
+function q4kmBpw(c) {
+  const L = c.num_hidden_layers, E = c.hidden_size, F = c.intermediate_size, V = c.vocab_size;
+  const D = c.head_dim ?? E / c.num_attention_heads, Q = c.num_attention_heads * D, KV = c.num_key_value_heads * D;
+  const more = (i) => i < Math.floor(L / 8) || i >= Math.floor((7 * L) / 8) || (i - Math.floor(L / 8)) % 3 === 2;
+  let bytes = E * V * 34 / 32, n = E * V;
+  for (let i = 0; i < L; i++) {
+    bytes += (E * (Q + KV) + Q * E + 2 * E * F) * 22 / 32 + E * KV * (more(i) ? 34 / 32 : 22 / 32) + F * E * (more(i) ? 210 / 256 : 144 / 256);
+    n += E * (Q + 2 * KV) + Q * E + 3 * E * F;
+  }
+  return bytes / n;
+}
 function rows(w) {
   const list = [];
   for (const env of ['node', 'chromium']) {
@@ -187,9 +203,17 @@ function rows(w) {
     // permutation) and Qwen2.5-0.5B's as "qwen2" (Q/K/V biases, NeoX RoPE); both tied, GPT-2's 50257-token vocabulary
     // wasmformer's decode bytes: the file's bytes per weight where it computes from the file's bytes as they are, else
     // what it holds (a q4_0 file re-blocked to q8_0 at load: 34/32) — bpwHeld, from model.info
-    for (const [t, bpw] of [['q8_0', 34 / 32], ['q4_0', 18 / 32], ['f32', 4]])
+    // q4_k_m: llama.cpp's Q4_K_M mix of the same model (make_models.py's q4_k_m_types: the rule it follows), each
+    // tensor in its own type on both sides
+    for (const [t, bpw] of [['q8_0', 34 / 32], ['q4_0', 18 / 32], ['q4_k_m', q4kmBpw(llamaCfg)], ['f32', 4]])
       add(`llama-${t}`, `SmolLM2-135M shape (llama, GPT-2's vocabulary) GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
         WF(`gguf/llama-${t}.gguf`, undefined, { bpw, bpwHeld: true }), WLLAMA(`gguf/llama-${t}.gguf`, bpw), GEN_AGREE[t], { work: work.llama, solo: true });
+    // 2 threads on both sides: wasmformer { threads: 2 }, wllama n_threads 2 (its pthreads; the probe counts the
+    // workers each engine's worker started, and the row's own CPU use is given under the table). llama-q4_k_m-2t is opt-in.
+    for (const [t, bpw, optIn] of [['q8_0', 34 / 32, false], ['q4_k_m', q4kmBpw(llamaCfg), true]])
+      add(`llama-${t}-2t`, `SmolLM2-135M shape (llama, GPT-2's vocabulary) GGUF ${t}, 128-token prompt + greedy decode, 2 threads each: wasmformer vs wllama (same file)`, 'generate',
+        WF(`gguf/llama-${t}.gguf`, undefined, { threads: 2, bpw, bpwHeld: true }), WLLAMA(`gguf/llama-${t}.gguf`, bpw, { threads: 2 }), GEN_AGREE[t],
+        { work: work.llama, solo: true, optIn });
     // opt-in (--rows qwen2-q8_0): about 7 minutes in Chromium, where wllama takes some 40 s a run, and 1.5 in Node
     add('qwen2-q8_0', `Qwen2.5-0.5B shape (qwen2, GPT-2's vocabulary) GGUF q8_0, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
       WF('gguf/qwen2-q8_0.gguf', undefined, { bpw: 34 / 32, bpwHeld: true }), WLLAMA('gguf/qwen2-q8_0.gguf', 34 / 32), GEN_AGREE.q8_0, { work: work.qwen2, solo: true, optIn: true });
@@ -389,7 +413,8 @@ function cpuSnapshot() {
 }
 function otherCores(a, b) {
   const cores = (ticks) => Math.max(0, (ticks * os.cpus().length) / (b.total - a.total));
-  return { other_cores: +cores(b.busy - a.busy - (b.own - a.own)).toFixed(2), steal_cores: +cores(b.steal - a.steal).toFixed(2) };
+  return { other_cores: +cores(b.busy - a.busy - (b.own - a.own)).toFixed(2), steal_cores: +cores(b.steal - a.steal).toFixed(2),
+           own_cores: +cores(b.own - a.own).toFixed(2) };
 }
 
 const fmt = (x, d = 0) => x.toFixed(d);
@@ -537,10 +562,23 @@ const same = ({ a, b }) => {  // how far A's output tokens agree with B's (the s
 };
 const agreed = ({ agreement: g }) => (!g ? '' : g.quantized ? `; ${g.input}; 8-bit outputs ${g.ok ? 'identical' : 'differ (two 8-bit roundings; no bound, the ratio stands)'}: ${g.text}`
   : `; ${g.input}; ${g.ok ? 'outputs agree' : 'OUTPUTS DO NOT AGREE'}: ${g.text}`);
+const threadRow = (row) => (row.a.threads ?? 1) > 1 || (row.b.threads ?? 1) > 1;
 const notes = plan.filter((row) => results[row.id]?.a).map((row) => {
   const r = results[row.id];
-  return `${row.env} ${row.id.split(':')[1]}: A = ${how(r.a.info)}; B = ${r.b ? how(r.b.info) : `did not run (${r.peer_error})`}${r.agreement ? agreed(r) : same(r)}`;
+  const cpu = threadRow(row) && r.own_cores != null ? `; this process and its children (the engines' workers, Chromium) used ${r.own_cores} cores on average over the row (loads, warm-ups and checks included)` : '';
+  return `${row.env} ${row.id.split(':')[1]}: A = ${how(r.a.info)}; B = ${r.b ? how(r.b.info) : `did not run (${r.peer_error})`}${r.agreement ? agreed(r) : same(r)}${cpu}`;
 });
+// Rows against wllama: each engine's wasm memory (the probe in its worker: WebAssembly.Memory byteLength) after load
+// and after the timed runs; a wasm memory only grows, so the second is the peak through them.
+const mib = (x) => (x == null ? '?' : fmt(x / 2 ** 20));
+const memSide = (m, name) => (!m?.load && !m?.run ? `${name} —`
+  : `${name} ${mib(m.load?.bytes)} → ${mib(m.run?.bytes)} MiB (${m.run?.memories ?? m.load?.memories} memor${(m.run?.memories ?? m.load?.memories) === 1 ? 'y' : 'ies'}${(m.run ?? m.load)?.shared ? ', shared' : ''}, ${(m.run ?? m.load)?.workers} worker${(m.run ?? m.load)?.workers === 1 ? '' : 's'} started by the engine's worker)`);
+const memLines = plan.filter((row) => results[row.id]?.memory).map((row) => {
+  const m = results[row.id].memory;
+  return `${row.env} ${row.id.split(':')[1]}: ${memSide(m.a, 'wasmformer')}; ${memSide(m.b, 'wllama')}`;
+});
+const memText = memLines.length ? `\nPeak wasm memory (MiB, after load → after the timed runs; WebAssembly.Memory byteLength in each engine's worker):\n${memLines.map((n) => `- ${n}`).join('\n')}\n` : '';
+for (const l of memLines) console.log(`memory: ${l}`);
 const md = `# wasmformer benchmark, ${meta.started}${quick ? ' — QUICK MODE, not for quoting' : ''}
 
 ${Object.values(envNames).join('; ')}. ${meta.machine.cpu}, ${meta.machine.cores} cores. Commit ${meta.commit?.slice(0, 10)}${meta.dirty ? ' (with uncommitted changes)' : ''}, dist/ built ${meta.dist}.
@@ -565,7 +603,7 @@ ${table(all)}
 
 How each engine ran:
 ${notes.map((n) => `- ${n}`).join('\n')}
-${history(jsonFile)}`;
+${memText}${history(jsonFile)}`;
 writeFileSync(jsonFile, JSON.stringify({ ...meta, lines: all, results }, null, 1));
 writeFileSync(jsonFile.replace(/\.json$/, '.md'), md);
 console.log('\n' + md);
