@@ -436,3 +436,94 @@ TEST_CASE("ModernBERT's config: its fields read, bad values named, its windows a
     broken->add("config.json", std::vector<uint8_t>(text.begin(), text.end()));
     REQUIRE_THROWS_WITH(wf::load_model(broken), Catch::Contains("model.layers.4.attn_norm.weight"));
 }
+
+TEST_CASE("ModernBERT as GGUF (llama.cpp's modern-bert names) equals its Hugging Face folder: ids, every layer, the masked-LM head, fill-mask",
+          "[encoders][gguf][modernbert]") {
+    // tools/reference/gguf_export.py --type f32 tests/data/fixtures/modernbert-tiny-mlm tests/data/fixtures/modernbert-tiny-mlm.gguf
+    const std::vector<uint8_t> bytes = wft::read_file(wft::data_path("fixtures/modernbert-tiny-mlm.gguf"));
+    auto files = std::make_shared<wf::file_set>();
+    files->add("modernbert-tiny-mlm.gguf", std::vector<uint8_t>(bytes));
+    const wf::pipeline_model pm = wf::load_pipeline_model(files);
+    const wf::pipeline_model& hf = wft::fixture_model("modernbert-tiny-mlm");
+    REQUIRE(pm.hp().arch == "modernbert");
+    REQUIRE(pm.hp().head == "masked_lm");
+    REQUIRE(pm.hp().rope_theta == hf.hp().rope_theta);
+    REQUIRE(pm.hp().rope_theta_local == hf.hp().rope_theta_local);
+    REQUIRE(pm.hp().sliding_window == hf.hp().sliding_window);
+    REQUIRE(pm.hp().sliding_window_pattern == hf.hp().sliding_window_pattern);
+    REQUIRE(pm.hp().eps == hf.hp().eps);
+    REQUIRE(pm.hp().n_vocab == hf.hp().n_vocab);
+
+    const wft::golden g(wft::data_path("fixtures/modernbert-tiny-mlm/golden.safetensors"));
+    const wf::json texts = read_json("fixtures/modernbert-tiny-mlm/golden-texts.json");
+    const auto ids = g.i32("input_ids"), lengths = g.i32("lengths");
+    const int64_t B = int64_t(lengths.size()), T = int64_t(ids.size()) / B, E = pm.hp().n_embd;
+    wf::token_batch batch;
+    batch.n_seq = B, batch.n_tokens = T;
+    for (int64_t b = 0; b < B; ++b) {
+        if (!texts[size_t(b)].is_string()) continue;  // GGUF's template is [CLS] text [SEP] (bos/eos); pairs are not compared
+        const wf::model_input in = tokenize(pm, texts[size_t(b)]);
+        INFO("text " << b);
+        REQUIRE(int64_t(in.ids.size()) == lengths[size_t(b)]);
+        REQUIRE(std::equal(in.ids.begin(), in.ids.end(), ids.begin() + b * T));
+    }
+    for (int64_t b = 0; b < B; ++b) batch.lengths.push_back(lengths[size_t(b)]);
+    batch.ids = ids;
+    std::vector<float> h(size_t(B * T * E));
+    wf::forward_trace trace;
+    trace.want_hidden = true;
+    wf::arena scratch;
+    pm.m().as_encoder()->encode(batch, h.data(), scratch, &trace);
+    REQUIRE(int64_t(trace.hidden.size()) == pm.hp().n_layer + 1);
+    for (size_t l = 0; l < trace.hidden.size(); ++l) {
+        INFO("hidden." << l);
+        REQUIRE(wft::max_abs_diff(trace.hidden[l].data(), g.f32("hidden." + std::to_string(l)).data(), size_t(lengths[0] * E)) < kF32);
+    }
+    const auto last = g.f32("last_hidden");
+    for (int64_t b = 0; b < B; ++b) REQUIRE(wft::max_abs_diff(h.data() + b * T * E, last.data() + b * T * E, size_t(lengths[size_t(b)] * E)) < kF32);
+    const auto pos = g.i32("mask_positions");
+    const auto want = g.f32("mask_logits");
+    std::vector<float> rows, logits(size_t(int64_t(pos.size()) * pm.hp().n_vocab));
+    for (int32_t p : pos) rows.insert(rows.end(), h.begin() + p * E, h.begin() + (p + 1) * E);
+    pm.m().as_masked_lm()->mlm_logits(rows.data(), int64_t(pos.size()), logits.data(), scratch);
+    REQUIRE(wft::max_abs_diff(logits.data(), want.data(), want.size()) < kHead);
+
+    // fill-mask: the reference pipeline's answers ([MASK] takes the space before it, as llama.cpp's modern-bert vocabulary)
+    const wf::json golden = read_json("fixtures/modernbert-tiny-mlm/golden-pipeline.json");
+    int cases = 0;
+    for (const wf::json& c : golden["cases"]) {
+        const auto out = wf::fill_mask(pm, c["inputs"].get<std::string>(), wf::parse_fill_mask_options(c["options"]))[0];
+        const auto ref = wf::fill_mask(hf, c["inputs"].get<std::string>(), wf::parse_fill_mask_options(c["options"]))[0];
+        INFO(c["inputs"].dump());
+        REQUIRE(out.size() == c["output"].size());
+        REQUIRE(out.size() == ref.size());
+        for (size_t i = 0; i < out.size(); ++i) {
+            REQUIRE(out[i].token == c["output"][i]["token"]);
+            REQUIRE(out[i].token_str == c["output"][i]["token_str"]);
+            REQUIRE(std::fabs(out[i].score - c["output"][i]["score"].get<double>()) < 1e-5);
+            REQUIRE(std::fabs(out[i].score - ref[i].score) < 1e-6);
+            REQUIRE(out[i].sequence == ref[i].sequence);
+        }
+        ++cases;
+    }
+    REQUIRE(cases > 0);
+
+    // a file without a key llama.cpp requires: the error names it (the key renamed in place, same length)
+    auto without = [&](const std::string& key, const std::string& renamed) {
+        std::vector<uint8_t> b = bytes;
+        const auto at = std::search(b.begin(), b.end(), key.begin(), key.end());
+        REQUIRE(at != b.end());
+        std::copy(renamed.begin(), renamed.end(), at);
+        auto f = std::make_shared<wf::file_set>();
+        f->add("broken.gguf", std::move(b));
+        return f;
+    };
+    REQUIRE_THROWS_WITH(wf::load_model(without("modern-bert.attention.layer_norm_epsilon", "modern-bert.attention.layer_norm_epsiloX")),
+                        Catch::Contains("modern-bert.attention.layer_norm_epsilon"));
+    REQUIRE_THROWS_WITH(wf::load_model(without("modern-bert.block_count", "modern-bert.block_counX")), Catch::Contains("modern-bert.block_count"));
+    REQUIRE_THROWS_WITH(wf::load_model(without("blk.2.ffn_up.weight", "blk.2.ffn_up.weighX")), Catch::Contains("layers.2.mlp.Wi.weight"));
+    // without the decoder bias (llama.cpp's own files: no masked-LM head) it is an encoder only
+    const wf::loaded_model bare = wf::load_model(without("decoder.bias", "decoder.biaX"));
+    REQUIRE(bare.m->as_encoder());
+    REQUIRE(!bare.m->as_masked_lm());
+}

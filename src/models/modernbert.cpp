@@ -227,6 +227,78 @@ hparams from_config(const json& j, const std::string& file) {
     return hp;
 }
 
+// GGUF as llama.cpp writes it (architecture "modern-bert"). Sources, in ggml-org/llama.cpp:
+//   convert_hf_to_gguf.py (conversion/bert.py in newer trees), class ModernBertModel(BertModel): registered for
+//     ModernBertModel / ModernBertForMaskedLM / ModernBertForSequenceClassification; set_gguf_parameters writes
+//     {arch}.attention.sliding_window = local_attention, {arch}.attention.sliding_window_pattern =
+//     global_attn_every_n_layers, rope scaling none and {arch}.vocab_size; BertModel's adds {arch}.attention.causal
+//     = false (and {arch}.pooling_type for a sentence-transformers folder); TextModel's adds context_length,
+//     embedding_length, feed_forward_length (= intermediate_size: ffn_up holds 2·n_ff rows), block_count,
+//     attention.head_count, attention.layer_norm_epsilon, rope.freq_base (the global theta) and rope.freq_base_swa
+//     (the rope_parameters' sliding_attention theta, i.e. local_rope_theta). Its filter_tensors strips "model.".
+//     set_vocab: _set_vocab_gpt2 (tokenizer.ggml.model "gpt2", pre "modern-bert") with add_bos/add_eos/add_sep true.
+//   src/llama-model.cpp, LLM_ARCH_MODERN_BERT (llama_model_modern_bert::load_arch_hparams in newer trees): the
+//     sliding window is optional (absent or 0: every layer global); rope.freq_base_swa optional (default: the
+//     global base); the pattern defaults to 3 with the dense layer first (layer l global when l % pattern == 0, as
+//     Hugging Face's global_attn_every_n_layers); attention.layer_norm_epsilon is required.
+//   Tensors (src/llama-arch.cpp LLM_ARCH_MODERN_BERT; gguf-py/gguf/constants.py MODEL_TENSORS[MODEL_ARCH.MODERN_BERT];
+//     gguf-py/gguf/tensor_mapping.py): token_embd, token_embd_norm, output_norm, blk.N.{attn_norm (absent on
+//     layer 0), attn_qkv, attn_output, ffn_up (Wi: the activated half, then the gate), ffn_down, ffn_norm}, cls
+//     (head.dense), cls.norm (head.norm), cls.output (classifier). The graph is src/models/modern-bert.cpp (GEGLU,
+//     LLM_NORM without biases).
+// llama.cpp has no name for the masked-LM decoder's bias: like BERT's cls.predictions.*, it keeps its Hugging
+// Face name (decoder.bias) inside the file; a file with it is a fill-mask model (the decoder is tied to token_embd).
+hparams from_gguf(const gguf_file& g) {
+    const std::string a = "modern-bert";
+    auto need = [&](const std::string& k) {
+        if (!g.has(a + "." + k)) throw error(g.file_name + ": missing metadata \"" + a + "." + k + "\" (llama.cpp's modern-bert requires it)");
+    };
+    for (const char* k : {"block_count", "context_length", "embedding_length", "feed_forward_length", "attention.head_count",
+                          "attention.layer_norm_epsilon"})
+        need(k);
+    hparams hp = gguf_common_hparams(g, a);
+    hp.n_head_kv = hp.n_head;
+    hp.n_ctx = std::min(hp.n_ctx, max_context);
+    hp.n_type_vocab = 0;
+    hp.act = hp.head_act = activation::gelu_erf;  // GEGLU, the prediction head's GELU
+    if (g.has(a + ".vocab_size") && int64_t(g.get_uint(a + ".vocab_size")) != hp.n_vocab)
+        throw error(g.file_name + ": " + a + ".vocab_size = " + std::to_string(g.get_uint(a + ".vocab_size")) + " but token_embd.weight has " +
+                    std::to_string(hp.n_vocab) + " rows");
+    if (g.has(a + ".attention.causal") && g.kv.at(a + ".attention.causal").u != 0)
+        throw error(g.file_name + ": " + a + ".attention.causal is true, which a ModernBERT encoder does not support");
+    hp.rope_theta = g.has(a + ".rope.freq_base") ? float(g.get_float(a + ".rope.freq_base")) : 10000.0f;  // llama.cpp's default
+    hp.rope_theta_local = g.has(a + ".rope.freq_base_swa") ? float(g.get_float(a + ".rope.freq_base_swa")) : hp.rope_theta;
+    hp.sliding_window = g.has(a + ".attention.sliding_window") ? int64_t(g.get_uint(a + ".attention.sliding_window")) : 0;
+    if (hp.sliding_window > (int64_t(1) << 20))
+        throw error(g.file_name + ": " + a + ".attention.sliding_window = " + std::to_string(hp.sliding_window) + " is outside [0, 2^20]");
+    hp.sliding_window_pattern = 0;  // every layer global
+    if (hp.sliding_window > 0) {
+        const std::string k = a + ".attention.sliding_window_pattern";
+        hp.sliding_window_pattern = g.has(k) ? int64_t(g.get_uint(k)) : 3;
+        if (hp.sliding_window_pattern < 1 || hp.sliding_window_pattern > 1024)
+            throw error(g.file_name + ": " + k + " = " + std::to_string(hp.sliding_window_pattern) + " is outside [1, 1024]");
+    }
+    if (g.has("tokenizer.ggml.padding_token_id")) hp.pad_token_id = int64_t(g.get_uint("tokenizer.ggml.padding_token_id"));
+    hp.head = g.find("decoder.bias") && g.find("cls.weight") ? "masked_lm" : "";
+    return hp;
+}
+
+constexpr name_pair gguf_global[] = {
+    {"token_embd.weight", "model.embeddings.tok_embeddings.weight"},
+    {"token_embd_norm.weight", "model.embeddings.norm.weight"}, {"token_embd_norm.bias", "model.embeddings.norm.bias"},
+    {"output_norm.weight", "model.final_norm.weight"}, {"output_norm.bias", "model.final_norm.bias"},
+    {"cls.weight", "head.dense.weight"}, {"cls.bias", "head.dense.bias"},
+    {"cls.norm.weight", "head.norm.weight"}, {"cls.norm.bias", "head.norm.bias"},
+    {"cls.output.weight", "classifier.weight"}, {"cls.output.bias", "classifier.bias"}};
+constexpr name_pair gguf_layer[] = {
+    {"attn_norm.weight", "attn_norm.weight"}, {"attn_norm.bias", "attn_norm.bias"},
+    {"attn_qkv.weight", "attn.Wqkv.weight"}, {"attn_qkv.bias", "attn.Wqkv.bias"},
+    {"attn_output.weight", "attn.Wo.weight"}, {"attn_output.bias", "attn.Wo.bias"},
+    {"ffn_up.weight", "mlp.Wi.weight"}, {"ffn_up.bias", "mlp.Wi.bias"},
+    {"ffn_down.weight", "mlp.Wo.weight"}, {"ffn_down.bias", "mlp.Wo.bias"},
+    {"ffn_norm.weight", "mlp_norm.weight"}, {"ffn_norm.bias", "mlp_norm.bias"}};
+constexpr std::string_view gguf_architectures[] = {"modern-bert"};
+
 constexpr std::string_view model_types[] = {"modernbert"};
 constexpr std::string_view hf_architectures[] = {"ModernBertForMaskedLM", "ModernBertModel", "ModernBertForSequenceClassification",
                                                  "ModernBertForTokenClassification"};
@@ -234,7 +306,8 @@ constexpr std::string_view hf_architectures[] = {"ModernBertForMaskedLM", "Moder
 }  // namespace
 
 extern const architecture modernbert_architecture = {
-    "modernbert", model_types, hf_architectures, {}, cap_encoder | cap_masked_lm, from_config, nullptr, {},
+    "modernbert", model_types, hf_architectures, gguf_architectures, cap_encoder | cap_masked_lm, from_config, from_gguf,
+    {gguf_global, gguf_layer, "model.layers."},
     [](const hparams& hp, const tensor_source& src, const storage_plan& plan) -> std::unique_ptr<model> {
         return std::make_unique<modernbert>(hp, src, plan);
     }};

@@ -823,7 +823,9 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
         if (g.has("tokenizer.ggml.token_type")) {  // control and user-defined tokens are matched whole in the text
             const auto& types = g.get_numbers("tokenizer.ggml.token_type");
             for (size_t i = 0; i < types.size(); ++i)
-                if (types[i] == 3 || types[i] == 4) bpe->add_token_text(tokens[i], int32_t(i), types[i] == 3);
+                if (types[i] == 3 || types[i] == 4)
+                    // llama.cpp (src/llama-vocab.cpp, a "modern-bert" model) gives [MASK] lstrip, as ModernBERT's tokenizer.json does
+                    bpe->add_token_text(tokens[i], int32_t(i), types[i] == 3, pre_name == "modern-bert" && tokens[i] == "[MASK]");
         }
         assign_roles(*bpe, {}, g.file_name, found);
         bpe->set_template(gguf_template(g, found, false));

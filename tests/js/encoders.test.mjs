@@ -60,8 +60,10 @@ for (const worker of [true, false]) {
     }
   });
 
-  test(`fill-mask on ModernBERT: rotary positions, local and global layers, the tied decoder (${where})`, async () => {
-    const unmasker = await pipeline('fill-mask', fixture('modernbert-tiny-mlm'), opts);
+  // the Hugging Face folder, and the same model as a GGUF file with llama.cpp's modern-bert names and tokenizer
+  for (const source of ['modernbert-tiny-mlm', 'modernbert-tiny-mlm.gguf'])
+  test(`fill-mask on ModernBERT from ${source}: rotary positions, local and global layers, the tied decoder (${where})`, async () => {
+    const unmasker = await pipeline('fill-mask', fixture(source), opts);
     for (const c of golden('modernbert-tiny-mlm').cases) {
       const out = await unmasker(c.inputs, c.options);
       assert.equal(out.length, c.output.length);

@@ -1,6 +1,6 @@
-"""Converts a Hugging Face BERT (BertForMaskedLM), GPT-2, Llama, Mistral or Qwen2 folder to one GGUF file, with
-llama.cpp's tensor and metadata names for its "bert", "gpt2", "llama" and "qwen2" architectures and the tokenizer in
-tokenizer.ggml.* metadata.
+"""Converts a Hugging Face BERT (BertForMaskedLM), ModernBERT, GPT-2, Llama, Mistral or Qwen2 folder to one GGUF
+file, with llama.cpp's tensor and metadata names for its "bert", "modern-bert", "gpt2", "llama" and "qwen2"
+architectures and the tokenizer in tokenizer.ggml.* metadata (ModernBERT: see write_modernbert).
 
   python3 tools/reference/gguf_export.py MODEL_DIR OUT.gguf [--type TYPE] [--tensor-type REGEX=TYPE ...] [--ref-q8_0]
                                          [--vocab-gguf VOCAB.gguf]
@@ -686,6 +686,87 @@ def tensor_f32(t):
     return np.asarray(a, np.float32).reshape(t["shape"])
 
 
+def write_modernbert(w, cfg, W, model_dir, typ):
+    """ModernBERT (model_type modernbert) as llama.cpp's convert_hf_to_gguf.py ModernBertModel writes it
+    (general.architecture "modern-bert"; the names are listed in src/models/modernbert.cpp with their llama.cpp
+    sources): TextModel's and BertModel's keys plus attention.sliding_window (local_attention),
+    .attention.sliding_window_pattern (global_attn_every_n_layers), .rope.freq_base (global_rope_theta),
+    .rope.freq_base_swa (local_rope_theta), .vocab_size; the "model." prefix stripped and the tensors renamed by
+    gguf-py's tensor_mapping (token_embd, token_embd_norm, output_norm, blk.N.{attn_norm, attn_qkv, attn_output,
+    ffn_up, ffn_down, ffn_norm}, cls = head.dense, cls.norm = head.norm, cls.output = classifier); the tokenizer as
+    _set_vocab_gpt2 with tokenizer.ggml.pre "modern-bert" (llama.cpp's name for ModernBERT's byte-level BPE) and
+    add_bos/add_eos/add_sep true. llama.cpp has no name for the masked-LM decoder's bias: it keeps its Hugging Face
+    name, decoder.bias (the decoder weight is tied to token_embd and not written)."""
+    a = "modern-bert."
+    w.u32(a + "context_length", cfg.get("max_position_embeddings", 8192))
+    w.u32(a + "embedding_length", cfg["hidden_size"])
+    w.u32(a + "feed_forward_length", cfg["intermediate_size"])
+    w.u32(a + "block_count", cfg["num_hidden_layers"])
+    w.u32(a + "attention.head_count", cfg["num_attention_heads"])
+    w.f32(a + "attention.layer_norm_epsilon", cfg.get("norm_eps", 1e-5))
+    rp = cfg.get("rope_parameters") or {}
+    w.f32(a + "rope.freq_base", (rp.get("full_attention") or {}).get("rope_theta", cfg.get("global_rope_theta", 160000.0)))
+    w.f32(a + "rope.freq_base_swa", (rp.get("sliding_attention") or {}).get("rope_theta", cfg.get("local_rope_theta", 10000.0)))
+    w.bool(a + "attention.causal", False)
+    w.u32(a + "attention.sliding_window", cfg.get("local_attention", 128))
+    w.u32(a + "attention.sliding_window_pattern", cfg.get("global_attn_every_n_layers", 3))
+    w.u32(a + "vocab_size", cfg["vocab_size"])
+    if cfg.get("hidden_activation", "gelu") != "gelu":
+        raise SystemExit("modernbert: only hidden_activation gelu is written")
+    # tokenizer: tokenizer.json's byte-level BPE; ids missing up to vocab_size are "[PADi]" (unused, type 5)
+    tj = json.load(open(os.path.join(model_dir, "tokenizer.json"), encoding="utf-8"))
+    if tj["model"]["type"] != "BPE":
+        raise SystemExit("modernbert: only a byte-level BPE tokenizer.json is written")
+    vocab = dict(tj["model"]["vocab"])
+    added = {t["id"]: t for t in tj.get("added_tokens", [])}
+    for i, t in added.items():
+        vocab[t["content"]] = i
+    rev = {i: t for t, i in vocab.items()}
+    n = max(cfg["vocab_size"], max(rev) + 1)
+    tokens = [rev.get(i, f"[PAD{i}]") for i in range(n)]
+    types = [5 if i not in rev else (3 if added[i].get("special") else 4) if i in added else 1 for i in range(n)]
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tj["model"]["merges"]]
+    w.str("tokenizer.ggml.model", "gpt2")
+    w.str("tokenizer.ggml.pre", "modern-bert")
+    w.strs("tokenizer.ggml.tokens", tokens)
+    w.i32s("tokenizer.ggml.token_type", types)
+    w.strs("tokenizer.ggml.merges", merges)
+    # gguf-py's SpecialVocab: tokenizer_config.json's *_token, else config.json's *_token_id
+    tc_path = os.path.join(model_dir, "tokenizer_config.json")
+    tc = json.load(open(tc_path)) if os.path.exists(tc_path) else {}
+    for role, key in (("bos", "bos"), ("eos", "eos"), ("unk", "unknown"), ("sep", "seperator"), ("pad", "padding"),
+                      ("cls", "cls"), ("mask", "mask")):
+        tok = tc.get(role + "_token")
+        tok = tok.get("content") if isinstance(tok, dict) else tok
+        tid = vocab.get(tok) if tok is not None else cfg.get(role + "_token_id")
+        if tid is not None:
+            w.u32(f"tokenizer.ggml.{key}_token_id", tid)
+    w.bool("tokenizer.ggml.add_bos_token", True)
+    w.bool("tokenizer.ggml.add_eos_token", True)
+    w.bool("tokenizer.ggml.add_sep_token", True)
+    # tensors
+    p = lambda n: W["model." + n] if "model." + n in W else W[n]
+    w.tensor("token_embd.weight", p("embeddings.tok_embeddings.weight"), typ)
+    vec = lambda g, h: [w.tensor(f"{g}.{wb}", p(f"{h}.{wb}"), "f32") for wb in ("weight", "bias") if "model." + f"{h}.{wb}" in W or f"{h}.{wb}" in W]
+    vec("token_embd_norm", "embeddings.norm")
+    vec("output_norm", "final_norm")
+    for l in range(cfg["num_hidden_layers"]):
+        for g, h in (("attn_norm", "attn_norm"), ("attn_qkv", "attn.Wqkv"), ("attn_output", "attn.Wo"), ("ffn_up", "mlp.Wi"),
+                     ("ffn_down", "mlp.Wo"), ("ffn_norm", "mlp_norm")):
+            for wb in ("weight", "bias"):
+                n = f"layers.{l}.{h}.{wb}"
+                if "model." + n in W or n in W:
+                    t = p(n)
+                    w.tensor(f"blk.{l}.{g}.{wb}", t, typ if t.ndim == 2 else "f32")
+    for g, h in (("cls", "head.dense"), ("cls.norm", "head.norm"), ("cls.output", "classifier")):
+        for wb in ("weight", "bias"):
+            if f"{h}.{wb}" in W:
+                t = W[f"{h}.{wb}"]
+                w.tensor(f"{g}.{wb}", t, typ if t.ndim == 2 else "f32")
+    if "decoder.bias" in W:
+        w.tensor("decoder.bias", W["decoder.bias"], "f32")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model_dir")
@@ -716,7 +797,7 @@ def convert(model_dir, out, typ="q8_0", tensor_types=(), ref_q8_0=False, name=No
     arch = cfg["model_type"]
     decoder = arch in DECODER_ARCH
     w = Writer(tensor_types, ref_q8_0 or decoder)
-    w.str("general.architecture", DECODER_ARCH[arch] if decoder else arch)
+    w.str("general.architecture", DECODER_ARCH[arch] if decoder else "modern-bert" if arch == "modernbert" else arch)
     w.str("general.name", name or os.path.basename(os.path.normpath(model_dir)))
     if typ in FILE_TYPE:
         w.u32("general.file_type", FILE_TYPE[typ])
@@ -795,6 +876,8 @@ def convert(model_dir, out, typ="q8_0", tensor_types=(), ref_q8_0=False, name=No
                 wt = p(f"h.{l}.{h}.weight")
                 w.tensor(f"blk.{l}.{g}.weight", wt.T if wt.ndim == 2 else wt, typ)  # Conv1D (in, out) → (out, in)
                 w.tensor(f"blk.{l}.{g}.bias", p(f"h.{l}.{h}.bias"), "f32")
+    elif arch == "modernbert":
+        write_modernbert(w, cfg, W, model_dir, typ)
     elif decoder:
         write_decoder(w, cfg, W, model_dir, typ, vocab_gguf)
     else:
