@@ -418,6 +418,7 @@ async function runTranslate() {
     $('tr-output').textContent = best.translation_text;
     $('tr-output').dataset.finish = best.finish_reason;
     state.alignment = best.cross_attentions;
+    $('tr-canvas').hidden = false;
     const { layers, heads } = best.cross_attentions;
     const keep = $('tr-layer').value;
     $('tr-layer').replaceChildren(new Option('average of every layer and head', 'avg'),
