@@ -11,14 +11,19 @@ namespace wf {
 namespace {
 // Below this many multiply-adds an operation runs on the caller: waking threads costs more than it saves.
 constexpr int64_t min_parallel_work = 1 << 16;
+// A matrix product's column ranges hold at least this many multiply-adds each (tens of microseconds in wasm), so
+// that decode's small products (SmolLM2's 576 × 576 at one token) stay on the caller; waking a worker for a few
+// microseconds of work made 2-thread decode slower than 1 thread (88 → 61 tokens/s, Chromium, q8_0).
+constexpr int64_t min_range_work = 1 << 19;
 }  // namespace
 
 void apply(const linear& l, const float* x, int64_t T, float* y) {
     const matrix_view& W = l.w;
     const int64_t N = W.n_rows, K = W.n_cols;
     if (T * N * K < min_parallel_work) return matmul(x, T, K, W, l.b, y, N, 0, N);
-    // ranges of 8 columns: whole 4-row GEMV groups and 2-row GEMM pairs
-    parallel_for(N, 8, [&](int64_t n0, int64_t n1) { matmul(x, T, K, W, l.b, y, N, n0, n1); });
+    // ranges of a multiple of 8 columns (whole 4-row GEMV groups and 2-row GEMM pairs), each with enough work
+    const int64_t grain = (std::max<int64_t>(8, min_range_work / (T * K)) + 7) / 8 * 8;
+    parallel_for(N, grain, [&](int64_t n0, int64_t n1) { matmul(x, T, K, W, l.b, y, N, n0, n1); });
 }
 
 void apply(const norm& n, float eps, const float* x, int64_t T, int64_t width, float* y) {
