@@ -17,11 +17,6 @@ constexpr const char* kSplitTensors = "split.tensors.count";
 // More parts than any model that fits in wasm32's 4 GiB is split into (gguf-split's parts are ≥ 1 tensor each).
 constexpr int kMaxParts = 256;
 
-bool ends_with(const std::string& s, const char* tail) {
-    const size_t n = std::char_traits<char>::length(tail);
-    return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
-}
-
 // "<prefix>-NNNNN-of-MMMMM.gguf" → (prefix, N, M), as llama.cpp names the parts ("%s-%05d-of-%05d.gguf").
 struct split_name {
     std::string prefix;
@@ -30,7 +25,7 @@ struct split_name {
 
 std::optional<split_name> parse_split_name(const std::string& name) {
     constexpr size_t tail = 20;  // "-00001-of-00003.gguf"
-    if (name.size() <= tail || !ends_with(name, ".gguf")) return std::nullopt;
+    if (name.size() <= tail || !name.ends_with(".gguf")) return std::nullopt;
     const std::string t = name.substr(name.size() - tail, 15);
     auto digits = [&](size_t from) {
         int v = 0;
@@ -57,7 +52,7 @@ std::string part_name(const split_name& s, int no) {
 std::vector<std::string> gguf_model_files(const std::vector<std::string>& names) {
     std::vector<std::string> gguf;
     for (const std::string& n : names)
-        if (ends_with(n, ".gguf")) gguf.push_back(n);
+        if (n.ends_with(".gguf")) gguf.push_back(n);
     if (gguf.empty()) return {};
     std::sort(gguf.begin(), gguf.end());
     const auto first = parse_split_name(gguf[0]);

@@ -231,18 +231,12 @@ test('demo translates with a Marian model and draws the cross-attention alignmen
     assert.equal(await page.isVisible('#tr-section'), true, 'a page opened with ?translate= opens on its tab');
     assert.ok(await page.$eval('#tr-output', (o) => o.dataset.finish));
     assert.ok((await page.textContent('#tr-output')).length > 0);
-    const coloured = () => page.$eval('#tr-canvas', (c) => {
-      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
-      let n = 0;
-      for (let i = 0; i < d.length; i += 4) if (d[i + 3] > 0 && d[i] < 250 && d[i + 2] > 200) n++;
-      return n;
-    });
-    assert.ok(await coloured() > 100, 'alignment drawn');
+    assert.ok(await coloured(page, '#tr-canvas') > 100, 'alignment drawn');
     // marian-tiny: 3 decoder layers × 4 heads
     assert.equal(await page.$$eval('#tr-layer option', (o) => o.length), 1 + 3 + 12);
     await page.selectOption('#tr-layer', 'h5');
     assert.match(await page.$eval('#tr-canvas', (c) => c.getAttribute('aria-label')), /layer 2, head 2/);
-    assert.ok(await coloured() > 100);
+    assert.ok(await coloured(page, '#tr-canvas') > 100);
     // greedy, as the API gives it
     await page.selectOption('#tr-beams', '1');
     await page.fill('#tr-text', 'In the beginning God created the heaven and the earth.');

@@ -61,6 +61,7 @@ async function loadModel(source, label) {
     if (info.tasks.includes('fill-mask')) {
       await state.fm?.dispose();
       state.fm = m;
+      state.fillAttention = null;  // the last input's attention was the previous model's
       tab = 'fill';
     } else if (info.tasks.includes('text-generation') && info.chat_templates.length) {
       await state.chat?.dispose();
@@ -109,7 +110,10 @@ async function runFill() {
   const out = $('fill-results');
   try {
     const t0 = performance.now();
-    const { results } = await state.fm.fill(text, { top_k: Number($('fill-topk').value) || 5 });
+    // the attention of the layer the explorer will show comes with the answer (one pass, not two)
+    const layer = $('att-source').value === 'fill' ? Number($('att-layer').value) : state.fm.info.n_layer - 1;
+    const { results, attention } = await state.fm.fill(text, { top_k: Number($('fill-topk').value) || 5, attention_layer: layer });
+    state.fillAttention = attention;
     setStatus('fill-speed', `${Math.round(performance.now() - t0)} ms`);
     state.lastFill = text;
     out.replaceChildren(...results.map((list, m) => {
@@ -162,7 +166,9 @@ function attentionSources() {
   if (state.fm && state.lastFill != null) out.set('fill', {
     label: 'Fill the mask: encoder self-attention', layers: state.fm.info.n_layer, heads: state.fm.info.n_head,
     async load(layer) {
-      const { attention: a } = await state.fm.fill(state.lastFill, { top_k: 1, attention_layer: layer });
+      const a = state.fillAttention?.layer === layer ? state.fillAttention
+        : (await state.fm.fill(state.lastFill, { top_k: 1, attention_layer: layer })).attention;
+      state.fillAttention = a;
       const T = Math.round(Math.sqrt(a.data.length / a.heads));
       const rows = await tokenLabels(state.fm, state.lastFill);
       return { rows, cols: rows, at: (h, i, j) => a.data[(h * T + i) * T + j] };
