@@ -193,16 +193,19 @@ function rows(w) {
     add('bert-q8', 'BERT-base fill-mask, 128 tokens: q8_0 vs onnxruntime-web int8', 'fill', WF('bert-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/bert-int8.onnx', 1));
     add('gpt2-f32', 'GPT-2 small, 128-token prompt + greedy decode: f32 vs onnxruntime-web fp32', 'generate', WF('gpt2-base', 'f32', { bpw: 4 }), ORT('onnx/gpt2-fp32.onnx', 4));
     add('gpt2-q8', 'GPT-2 small, 128-token prompt + greedy decode: q8_0 vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/gpt2-int8.onnx', 1));
-    add('gpt2-q4', 'GPT-2 small, 128-token prompt + greedy decode: q4_0 vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q4_0', { bpw: 18 / 32, optional: true }), ORT('onnx/gpt2-int8.onnx', 1));
+    // 4-bit: the f32 checkpoint converted at load (dtype 'q4_0' / 'q4_k'; the tied embeddings / output layer at q6_K
+    // as llama.cpp keeps them), its bytes per weight those it holds (model.info.weight_bytes)
+    add('gpt2-q4', 'GPT-2 small, 128-token prompt + greedy decode: q4_0 vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q4_0', { bpw: 18 / 32, bpwHeld: true }), ORT('onnx/gpt2-int8.onnx', 1));
+    add('gpt2-q4k', 'GPT-2 small, 128-token prompt + greedy decode: q4_k vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q4_k', { bpw: 144 / 256, bpwHeld: true }), ORT('onnx/gpt2-int8.onnx', 1));
     for (const [t, bpw] of [['f32', 4], ['q8_0', 34 / 32], ['q4_0', 18 / 32]])
       add(`gguf-${t}`, `GPT-2 small GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
-        // wasmformer runs a q4_0 file's matrices as q8_0 (its loader re-blocks them exactly); model.info.dtype says so
-        WF(`gguf/gpt2-${t}.gguf`, undefined, { bpw: t === 'q4_0' ? 34 / 32 : bpw }), WLLAMA(`gguf/gpt2-${t}.gguf`, bpw), GEN_AGREE[t]);
+        // wasmformer computes every file's matrices as stored (q4_0 by its integer GEMV below 16 rows)
+        WF(`gguf/gpt2-${t}.gguf`, undefined, { bpw, bpwHeld: true }), WLLAMA(`gguf/gpt2-${t}.gguf`, bpw), GEN_AGREE[t]);
     // Llama-style decoders from GGUF, the same file on both sides: SmolLM2-135M's shape as llama.cpp's "llama"
     // architecture (grouped-query attention, SwiGLU, RMSNorm, RoPE on adjacent pairs after the converter's Q/K
     // permutation) and Qwen2.5-0.5B's as "qwen2" (Q/K/V biases, NeoX RoPE); both tied, GPT-2's 50257-token vocabulary
     // wasmformer's decode bytes: the file's bytes per weight where it computes from the file's bytes as they are, else
-    // what it holds (a q4_0 file re-blocked to q8_0 at load: 34/32) — bpwHeld, from model.info
+    // what it holds (its converted copies) — bpwHeld, from model.info
     // q4_k_m: llama.cpp's Q4_K_M mix of the same model (make_models.py's q4_k_m_types: the rule it follows), each
     // tensor in its own type on both sides
     for (const [t, bpw] of [['q8_0', 34 / 32], ['q4_0', 18 / 32], ['q4_k_m', q4kmBpw(llamaCfg)], ['f32', 4]])
@@ -589,7 +592,7 @@ Medians of ${reps.runs} timed runs (min–max) after ${reps.warmup} warm-up runs
 likewise embed (${fmt(work.embed / 1e9, 2)} GFLOP a text), classify (${fmt(work.classify / 1e9, 1)} GFLOP) and qa (${fmt(work.qa / 1e9, 1)} GFLOP); the peer's times of these include building its input tensors and the post-processing in JS (pooling, softmax, the answer span), not tokenizing;
 decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight) against read bandwidth; for the threads used.${
   plan.some((r) => r.work && r.work !== work.marian) ? `\nThe Llama-style rows count their own: llama (SmolLM2-135M shape) prefill ${fmt(work.llama.prefill / 1e9, 1)} GFLOP, ${fmt(work.llama.decodeWeights / 1e6, 1)} M weights a decode step; ` +
-    `qwen2 (Qwen2.5-0.5B shape) ${fmt(work.qwen2.prefill / 1e9, 1)} GFLOP, ${fmt(work.qwen2.decodeWeights / 1e6, 1)} M weights (the tied embeddings as the LM head included); wasmformer's bytes per weight are the file's where it computes from the file's bytes as stored, else those of the copies it holds (a q4_0 file re-blocked to q8_0: 34/32).` : ''}${
+    `qwen2 (Qwen2.5-0.5B shape) ${fmt(work.qwen2.prefill / 1e9, 1)} GFLOP, ${fmt(work.qwen2.decodeWeights / 1e6, 1)} M weights (the tied embeddings as the LM head included); wasmformer's bytes per weight are the file's where it computes from the file's bytes as stored, else those of the copies it holds (a matrix converted at load counts its new type's bytes).` : ''}${
   plan.some((r) => r.workload?.task === 'translate') && work.marian ? `\nTranslation (${[...new Set(plan.filter((r) => r.workload?.task === 'translate').map((r) => r.id.split(':')[1]))].join(', ')}): a random MarianMTModel with opus-mt-en-de's shape (bench/peers/make_marian.py), one source sentence of ${w.translate?.ids.length} ids, ` +
     `${w.translate?.options.max_new_tokens} new tokens on both sides (</s> banned through bad_words_ids, the last token the forced </s>), text in and text out on both sides; wasmformer Model.translate, transformers.js pipeline('translation') ` +
     `for greedy and, as transformers.js ${tjsVersions?.['@huggingface/transformers'] ?? ''} has no beam search (its generate keeps one candidate a step), Hugging Face's beam search in bench/peers/measure.mjs on its tokenizer and onnxruntime-web sessions for ${w.translate?.beams} beams. ` +

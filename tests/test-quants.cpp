@@ -415,9 +415,71 @@ TEST_CASE("The loader keeps every block type as stored: nothing is widened to f3
     }
     // a row that is not whole q8_0 blocks keeps its own type when asked for q8_0
     REQUIRE(wf::storage_plan::convert_all(dtype::q8_0).target(dtype::f16, 48) == dtype::f16);
-    // the dtype option's conversion targets stay f32, f16, bf16 and q8_0
-    REQUIRE_THROWS_WITH(wf::dtype_option::parse("q4_k"), Catch::Contains("dtype \"q4_k\" is not supported"));
     REQUIRE(wf::dtype_option::parse("Q8_0").to == dtype::q8_0);
+}
+
+TEST_CASE("dtype conversion at load: every block type by ggml's quantizer, the vocabulary at q6_K, llama.cpp's fallbacks",
+          "[quants][nn]") {
+    // every type of the table is a conversion target, by its own name or transformers.js's
+    for (dtype t : kBlockTypes) REQUIRE(wf::dtype_option::parse(wf::dtype_name(t)).to == t);
+    REQUIRE(wf::dtype_option::parse("q4_k").to == dtype::q4_k);
+    REQUIRE(wf::dtype_option::parse("q4").to == dtype::q4_0);
+    REQUIRE_THROWS_WITH(wf::dtype_option::parse("q7_k"), Catch::Contains("dtype \"q7_k\" is not supported (use auto"));
+    REQUIRE_THROWS_WITH(wf::dtype_option::parse("q4_k_m"), Catch::Contains("q4_k, q4_1, q4_0"));
+
+    // one source: a 3 × 512 matrix, a 7 × 256 one (7: the vocabulary) and a 2 × 96 one (not whole 256-blocks)
+    struct source : wf::tensor_source {
+        std::vector<wf::raw_tensor> ts;
+        std::vector<std::vector<float>> data;
+        const wf::raw_tensor* find(const std::string& n) const override {
+            for (auto& t : ts)
+                if (t.name == n) return &t;
+            return nullptr;
+        }
+        std::vector<const wf::raw_tensor*> tensors() const override {
+            std::vector<const wf::raw_tensor*> r;
+            for (auto& t : ts) r.push_back(&t);
+            return r;
+        }
+    } src;
+    const std::pair<int64_t, int64_t> shapes[] = {{3, 512}, {7, 256}, {2, 96}};
+    for (int i = 0; i < 3; ++i) src.data.push_back(wft::random_floats(size_t(shapes[i].first * shapes[i].second), 77 + i, -2.0f, 2.0f));
+    for (int i = 0; i < 3; ++i)
+        src.ts.push_back({"m" + std::to_string(i), "m.safetensors", dtype::f32, {shapes[i].first, shapes[i].second},
+                          reinterpret_cast<const uint8_t*>(src.data[size_t(i)].data()), int64_t(src.data[size_t(i)].size() * 4)});
+    for (dtype t : kBlockTypes) {
+        INFO("dtype " << wf::dtype_name(t));
+        const double bits = wf::traits(t).block_bytes * 8.0 / wf::traits(t).block;
+        const wf::storage_plan plan = wf::storage_plan::convert_all(t, 7);
+        wf::weight_store s(src, plan);
+        const dtype vocab = bits < 6.5 ? dtype::q6_k : t;
+        const bool k_quant = wf::traits(t).block == 256;
+        const dtype fallback = t == dtype::q2_k || t == dtype::q3_k ? dtype::iq4_nl
+                               : t == dtype::q4_k                   ? dtype::q5_0
+                               : t == dtype::q5_k                   ? dtype::q5_1
+                               : t == dtype::q6_k                   ? dtype::q8_0
+                                                                    : t;
+        const dtype want[] = {t, vocab, fallback};
+        for (int i = 0; i < 3; ++i) {
+            const auto [rows, cols] = shapes[i];
+            const wf::matrix_view m = s.matrix(src.ts[size_t(i)], rows, cols);
+            REQUIRE(m.type == want[i]);
+            REQUIRE(plan.target(dtype::f32, cols, rows) == want[i]);
+            // the bytes are the type's quantizer's, row by row (its bytes are ggml's: the test above)
+            std::vector<uint8_t> q(size_t(wf::row_bytes(m.type, cols)));
+            for (int64_t r = 0; r < rows; ++r) {
+                wf::traits(m.type).from_f32(src.data[size_t(i)].data() + r * cols, q.data(), cols);
+                REQUIRE(std::memcmp(q.data(), m.row(r), q.size()) == 0);
+            }
+        }
+        if (k_quant) REQUIRE(fallback != t);
+        // the memory estimate counts the same types
+        wf::hparams hp;
+        hp.n_vocab = 7;
+        const int64_t want_bytes = 3 * wf::row_bytes(t, 512) + 7 * wf::row_bytes(vocab, 256) + 2 * wf::row_bytes(fallback, 96);
+        REQUIRE(wf::estimate_memory(hp, 0, src, plan) >= want_bytes);
+        REQUIRE(wf::estimate_memory(hp, 0, src, plan) < want_bytes + 4096);
+    }
 }
 
 TEST_CASE("A K-quant GGUF tensor whose rows are not whole super-blocks is refused, naming it", "[quants][gguf]") {
@@ -476,4 +538,32 @@ TEST_CASE("GPT-2 from GGUF in every block type (and a Q4_K_M-like mix) computes 
         if (n == "blk.1.ffn_down.weight") return 6;
         return 12;
     }, 1.1);
+}
+
+TEST_CASE("GPT-2 converted at load to a block type equals the same model quantized into a GGUF file", "[quants][gguf][models]") {
+    // dtype 'q4_k' (or 'q4_0', 'q5_k') on an F32 file: every matrix of the type, the tied embeddings / output layer
+    // (301 rows: the vocabulary) at q6_K, the position table as stored — the file written that way by the test's
+    // own quantization computes the same logits bit for bit
+    const tiny_gpt2 model;
+    const auto f32_file = model.gguf([](const std::string&) { return 0u; });
+    const auto f32 = logits(load_gguf(f32_file));
+    for (dtype t : {dtype::q4_k, dtype::q4_0, dtype::q5_k, dtype::q8_0}) {
+        INFO("dtype " << wf::dtype_name(t));
+        auto fs = std::make_shared<wf::file_set>();
+        fs->add("model.gguf", f32_file);
+        const wf::loaded_model lm = wf::load_model(fs, {wf::dtype_option::parse(wf::dtype_name(t))});
+        const bool vocab_q6 = t != dtype::q8_0;
+        REQUIRE(lm.dtype == std::string(t == dtype::q4_k ? "q4_k" : t == dtype::q4_0 ? "q4_0" : t == dtype::q5_k ? "q5_k" : "q8_0") +
+                                (vocab_q6 ? " (vocabulary matrices q6_k)" : ""));
+        const uint32_t g = wf::traits(t).ggml_type;
+        const auto want = logits(load_gguf(model.gguf([&](const std::string& n) -> uint32_t {
+            if (n == "position_embd.weight") return 0;
+            if (n == "token_embd.weight") return vocab_q6 ? 14 : g;
+            return g;
+        })));
+        const auto got = logits(lm);
+        REQUIRE(got.prefill == want.prefill);
+        REQUIRE(got.decode == want.decode);
+        REQUIRE(wft::max_abs_diff(got.decode.data(), f32.decode.data(), got.decode.size()) > 0);  // really quantized
+    }
 }

@@ -81,7 +81,9 @@ TEST_CASE("options: unknown names suggest the nearest, values are checked, error
     REQUIRE_THROWS_WITH(wf::parse_fill_mask_options(json{{"topk", 3}}), Catch::Contains("(use top_k)"));
     REQUIRE(wf::parse_load_options(json{{"dtype", "fp16"}}).dtype.to == wf::dtype::f16);
     REQUIRE(wf::parse_load_options(json{{"dtype", "Q8"}}).dtype.to == wf::dtype::q8_0);
-    REQUIRE_THROWS_WITH(wf::parse_load_options(json{{"dtype", "q4_0"}}), Catch::Contains("dtype \"q4_0\" is not supported (use auto, as_stored"));
+    REQUIRE(wf::parse_load_options(json{{"dtype", "q4"}}).dtype.to == wf::dtype::q4_0);
+    REQUIRE(wf::parse_load_options(json{{"dtype", "Q4_K"}}).dtype.to == wf::dtype::q4_k);
+    REQUIRE_THROWS_WITH(wf::parse_load_options(json{{"dtype", "int4"}}), Catch::Contains("dtype \"int4\" is not supported (use auto, as_stored"));
     REQUIRE_THROWS_WITH(wf::parse_load_options(json{{"dtipe", "f32"}}), Catch::Contains("did you mean \"dtype\"?"));
 }
 

@@ -93,7 +93,7 @@ int64_t estimate_memory(const hparams& hp, uint32_t caps, const tensor_source& s
     for (const raw_tensor* t : src.tensors()) {
         if (t->shape.size() == 2) {
             const int64_t rows = t->shape[0], cols = t->shape[1];  // (a Conv1D matrix is transposed at load: the same bytes)
-            const dtype to = plan.target(t->type, cols);
+            const dtype to = plan.target(t->type, cols, rows);
             if (plan.as_stored && to == t->type) continue;  // a view into the file
             owned += double(rows) * double(row_bytes(to, cols));
         } else {
@@ -118,7 +118,7 @@ namespace {
 storage_plan plan_for(const dtype_option& d, const hparams& hp, const architecture& a, const tensor_source& src) {
     switch (d.how) {
     case dtype_option::mode::as_stored: return storage_plan::keep();
-    case dtype_option::mode::convert: return storage_plan::convert_all(d.to);
+    case dtype_option::mode::convert: return storage_plan::convert_all(d.to, hp.n_vocab);
     case dtype_option::mode::automatic: break;
     }
     const auto tensors = src.tensors();
@@ -135,6 +135,8 @@ loaded_model build(const architecture& a, hparams hp, const tensor_source& src, 
     loaded_model out;
     out.arch = &a;
     out.dtype = opt.dtype.how != dtype_option::mode::automatic ? opt.dtype.name() : plan.as_stored ? "auto (as stored)" : "auto (f16/bf16 widened to f32)";
+    if (plan.vocab_rows > 0)  // their rows are n_embd long: q6_K's 256-value blocks, or its fallback q8_0
+        out.dtype += " (vocabulary matrices " + dtype_option{dtype_option::mode::convert, plan.target(dtype::f32, hp.n_embd, plan.vocab_rows)}.name() + ")";
     if (opt.memory_budget > 0) {
         const int64_t need = estimate_memory(hp, a.capabilities, src, plan);
         if (need > opt.memory_budget)

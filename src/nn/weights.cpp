@@ -17,11 +17,13 @@ dtype_option dtype_option::parse(std::string_view n) {
     if (s == "fp32") s = "f32";
     if (s == "fp16") s = "f16";
     if (s == "q8") s = "q8_0";
-    // The conversion targets: plain floats and q8_0 (whose quantizer is fast and close). The 4-bit and K types are
-    // computed as stored in a file, but re-quantizing a model to them at load is not offered (yet).
-    const auto t = dtype_from_name(s);
-    if (t && (*t == dtype::f32 || *t == dtype::f16 || *t == dtype::bf16 || *t == dtype::q8_0)) return {mode::convert, *t};
-    throw error("dtype \"" + std::string(n) + "\" is not supported (use auto, as_stored, f32, f16, bf16 or q8_0)");
+    if (s == "q4") s = "q4_0";  // transformers.js's 4-bit name
+    // Every type of the table is a conversion target: each has its quantizer (ggml's quantize_row_*_ref) and matmul
+    // computes it. storage_plan::convert_all keeps the vocabulary matrices at 6 bits or more (as llama.cpp does).
+    if (const auto t = dtype_from_name(s)) return {mode::convert, *t};
+    throw error("dtype \"" + std::string(n) +
+                "\" is not supported (use auto, as_stored, f32, f16, bf16, q8_0, q6_k, q5_k, q5_1, q5_0, q4_k, q4_1, q4_0, iq4_nl, q3_k "
+                "or q2_k)");
 }
 
 std::string dtype_option::name() const {
@@ -32,10 +34,16 @@ std::string dtype_option::name() const {
     return s;
 }
 
-storage_plan storage_plan::convert_all(dtype t) {
+storage_plan storage_plan::convert_all(dtype t, int64_t n_vocab) {
     storage_plan p;
     p.as_stored = false;
     for (dtype s : all_dtypes) p.to[size_t(s)] = t;
+    // llama.cpp's rule for its 2- to 5-bit files: the output layer (the token embeddings where they are tied to it)
+    // at q6_K, because every token's score goes through it and 4-bit error there shows in the choice of tokens
+    if (n_vocab > 0 && traits(t).block_bytes * 8.0 / traits(t).block < 6.5) {
+        p.vocab_rows = n_vocab;
+        p.vocab_to = dtype::q6_k;
+    }
     return p;
 }
 
@@ -48,11 +56,21 @@ storage_plan storage_plan::widen_halves() {
 
 // Every type in the table is computed (q4_0 … q6_K and iq4_nl by kernels/quants.h's integer GEMV), so a matrix
 // keeps the type it asks for and costs its own size: Q4_K 4.5 bits per weight, Q6_K 6.56, Q4_0 and IQ4_NL 4.5,
-// Q8_0 8.5 (a view into the file under as_stored: nothing copied). The fallbacks below only catch a row length
-// that is not a whole number of the asked type's blocks (a conversion to q8_0 of a 48-column matrix): the stored
-// type if matmul computes it, else f32 (4× a q8_0 row; never reached by the types the engine loads today).
-dtype storage_plan::target(dtype stored, int64_t cols) const {
+// Q8_0 8.5 (a view into the file under as_stored: nothing copied). A row that is not a whole number of the asked
+// type's blocks (a K-quant's 256 in a 64-wide model, q8_0's 32 in a 48-wide one) gets llama.cpp's fallback for
+// it (q2_K, q3_K → iq4_nl; q4_K → q5_0; q5_K → q5_1; q6_K → q8_0), else the stored type if matmul computes it,
+// else f32 (4× a q8_0 row; never reached by the types the engine loads today).
+dtype storage_plan::target(dtype stored, int64_t cols, int64_t rows) const {
     dtype t = as_stored ? stored : to[size_t(stored)];
+    if (!as_stored && vocab_rows > 0 && rows == vocab_rows) t = vocab_to;
+    if (cols % traits(t).block != 0) switch (t) {
+        case dtype::q2_k:
+        case dtype::q3_k: t = dtype::iq4_nl; break;
+        case dtype::q4_k: t = dtype::q5_0; break;
+        case dtype::q5_k: t = dtype::q5_1; break;
+        case dtype::q6_k: t = dtype::q8_0; break;
+        default: break;
+        }
     if (cols % traits(t).block != 0) t = traits(stored).computed && cols % traits(stored).block == 0 ? stored : dtype::f32;
     if (!traits(t).computed) t = traits(t).to_q8_0 && cols % q8_block == 0 ? dtype::q8_0 : dtype::f32;
     return t;
@@ -103,7 +121,7 @@ matrix_view weight_store::convert(const raw_tensor& t, int64_t rows, int64_t col
     const std::vector<int64_t> want = transposed ? std::vector<int64_t>{cols, rows} : std::vector<int64_t>{rows, cols};
     if (t.shape != want)
         throw error(t.file + ": tensor \"" + t.name + "\" has shape " + shape_str(t.shape) + ", expected " + shape_str(want));
-    const dtype target = convertible ? plan_.target(t.type, cols) : storage_plan::keep().target(t.type, cols);
+    const dtype target = convertible ? plan_.target(t.type, cols, rows) : storage_plan::keep().target(t.type, cols);
     const std::string what = "tensor \"" + t.name + "\"";
     const int64_t bytes = checked_mul(rows, row_bytes(target, cols), what + " is too large");
     if (!transposed && target == t.type) {

@@ -24,7 +24,9 @@ namespace wf {
 //   auto      — as stored, except f16/bf16 matrices widened to f32 when the f32 model fits in 1 GiB (wasm has no
 //               half-precision arithmetic, so widening once at load is faster and exact);
 //   as_stored — the file's own types (views into the file where possible: the least memory);
-//   f32 | f16 | bf16 | q8_0 — converted at load (transformers.js's names fp32, fp16, q8 are accepted too).
+//   f32 | f16 | bf16 | q8_0 | q6_k … q2_k, q4_0 … q5_1, iq4_nl — converted at load, each block type by ggml's
+//               reference quantizer (transformers.js's names fp32, fp16, q8, q4 are accepted too); below 6 bits per
+//               weight the vocabulary matrices (token embeddings, output layer) become q6_K, as in llama.cpp's files.
 // Files' 4-bit and K-quant matrices (Q4_0 … Q6_K, IQ4_NL) are computed as stored under auto and as_stored.
 struct dtype_option {
     enum class mode { automatic, as_stored, convert } how = mode::automatic;
@@ -39,12 +41,16 @@ struct storage_plan {
     bool as_stored = true;
     dtype to[std::size(all_dtypes)] = {};  // per stored type, when !as_stored
     static storage_plan keep() { return {}; }
-    static storage_plan convert_all(dtype t);
+    int64_t vocab_rows = 0;     // matrices of this many rows (the vocabulary's: embeddings, output layer) …
+    dtype vocab_to = dtype::f32;  // … become this type instead, when vocab_rows > 0 and !as_stored
+    // Every matrix to t; with n_vocab, below 6 bits per weight, the vocabulary matrices to q6_K (llama.cpp's rule).
+    static storage_plan convert_all(dtype t, int64_t n_vocab = 0);
     static storage_plan widen_halves();  // f16, bf16 → f32; the other types kept (owned)
     // The type a (· × cols) matrix stored as `stored` gets: the plan's type when cols is a whole number of its
     // blocks, else the stored type (matmul computes every type of the table: weights.cpp states the memory each
     // costs); a type it did not compute would become q8_0 (re-blocked exactly) or f32.
-    dtype target(dtype stored, int64_t cols) const;
+    // rows: the matrix's (0: not known, the vocabulary rule does not apply).
+    dtype target(dtype stored, int64_t cols, int64_t rows = 0) const;
 };
 
 struct linear {

@@ -216,6 +216,22 @@ test('tokenizers on their own and through a model', async () => {
   await gen.dispose();
 });
 
+test("dtype 'q4' and 'q4_k' convert at load: under a third of f32's bytes, and it generates", async () => {
+  const f32 = await TextGenerator.load(GPT2, { dtype: 'f32' });
+  const f32Bytes = f32.info.weight_bytes;
+  await f32.dispose();
+  for (const [dtype, name] of [['q4', 'q4_0'], ['Q4_K', 'q4_k']]) {
+    const gen = await TextGenerator.load(GPT2, { dtype });
+    // GPT-2 tiny is 32 wide: the vocabulary matrix takes q6_K's fallback q8_0, q4_K's matrices q4_K's fallback q5_0
+    assert.equal(gen.info.dtype, `${name} (vocabulary matrices q8_0)`);
+    assert.ok(gen.info.weight_bytes < f32Bytes / 3, `${dtype}: ${gen.info.weight_bytes} < ${f32Bytes} / 3 bytes`);
+    const out = await gen.complete('The dog', { max_new_tokens: 6 });
+    assert.ok(out.tokens.length > 0 && out.tokens.every((t) => Number.isFinite(t.logprob)), JSON.stringify(out.tokens));
+    await gen.dispose();
+  }
+  await assert.rejects(TextGenerator.load(GPT2, { dtype: 'int4' }), /dtype "int4" is not supported \(use auto, as_stored/);
+});
+
 test('a single GGUF file loads from a path, bytes, a File and a URL', async () => {
   const { readFileSync } = await import('node:fs');
   const file = fixture('gpt2-tiny-q8_0.gguf');

@@ -38,7 +38,8 @@ export type ProgressEvent =
 export interface LoadOptions {
   /** Weight storage: 'auto' (default: as stored, F16/BF16 widened to f32 while the model stays under 1 GiB),
    *  'as_stored' (the least memory), or a type to convert to (transformers.js's fp32 / fp16 / q8 accepted). */
-  dtype?: 'auto' | 'as_stored' | 'f32' | 'f16' | 'bf16' | 'q8_0' | 'fp32' | 'fp16' | 'q8';
+  dtype?: 'auto' | 'as_stored' | 'f32' | 'f16' | 'bf16' | 'q8_0' | 'q6_k' | 'q5_k' | 'q5_1' | 'q5_0' | 'q4_k' | 'q4_1' | 'q4_0'
+    | 'iq4_nl' | 'q3_k' | 'q2_k' | 'fp32' | 'fp16' | 'q8' | 'q4';
   /** Bytes the engine may allocate for this model; a model estimated to need more is refused before allocating. */
   memory_budget?: number;
   /** The revision of a Hugging Face repo (default 'main'). */
