@@ -78,10 +78,15 @@ for (const isolation of [true, false]) {
       assert.ok((await page.textContent('.chat-log li.assistant')).length > 10);
       assert.ok(await page.$eval('#gen-output', (o) => o.dataset.finish));
       assert.ok((await page.textContent('#gen-continuation')).length > 0);
+      // the bundled English → Spanish model (run as q8_0) translated the example, Hosea 6:6 (a book held out of its training), and drew its alignment
+      assert.ok(await page.$eval('#tr-output', (o) => o.dataset.finish));
+      assert.match(await page.textContent('#tr-output'), /misericordia/);
+      assert.match(await page.textContent('#tr-model'), /marian.*dtype q8_0/);
+      assert.ok(await coloured(page, '#tr-canvas') > 100, 'alignment drawn');
       if (isolation) await page.screenshot({ path: path.join(ARTIFACTS, 'demo-first-visit.png'), fullPage: true });
 
       // each task's tab names its model, dtype, size and the engine's threads; fill-mask says how long it took
-      for (const t of ['fill', 'gen', 'chat', 'enc'])
+      for (const t of ['fill', 'gen', 'chat', 'enc', 'tr'])
         assert.match(await page.textContent(`#${t}-model`), /^Model: .+ — \w+, \d+ layers × \d+, dtype .+, [\d.]+ MiB of weights; .*thread/, t);
       assert.match(await page.textContent('#fill-speed'), /^\d+ ms$/);
 
@@ -111,7 +116,7 @@ for (const isolation of [true, false]) {
       // the attention explorer: the fill-mask input's self-attention and the prompt's (causal) in continuation, per
       // layer and head or the heads' average, as a heatmap or as lines; saved as PNG and JSON
       await openTab(page, 'att');
-      assert.deepEqual(await page.$$eval('#att-source option', (o) => o.map((x) => x.value)), ['fill', 'gen']);
+      assert.deepEqual(await page.$$eval('#att-source option', (o) => o.map((x) => x.value)), ['fill', 'gen', 'tr']);
       await page.selectOption('#att-head', 'avg');
       const fillJson = await saveAttention(page);
       assert.equal(fillJson.task, 'fill');

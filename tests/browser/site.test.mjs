@@ -1,5 +1,5 @@
 // The offline static site (npm run build:site) opened from file:// in headless Chromium: models load from the
-// embedded scripts, fill-mask, a seeded continuation and the chat work, and no request goes anywhere but the folder itself.
+// embedded scripts, fill-mask, a seeded continuation, the chat and the translation work, and no request goes anywhere but the folder itself.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -36,6 +36,9 @@ test('the static site works from file:// with no network', async () => {
     await page.waitForFunction(() => document.querySelector('.chat-log li.assistant')?.dataset.finish);
     assert.equal(await page.$eval('.chat-log li.assistant', (li) => li.dataset.finish), 'eos');
     assert.match(await page.textContent('.chat-log li.assistant'), /light/);
+    // the translation model, from its embedded folder: the first visit's example translated (Hosea 6:6, held out of its training)
+    assert.ok(await page.$eval('#tr-output', (o) => o.dataset.finish));
+    assert.match(await page.textContent('#tr-output'), /misericordia/);
     await page.screenshot({ path: path.join(root, 'build/artifacts/site-file-url.png'), fullPage: true });
     assert.deepEqual(problems, []);
   } finally {

@@ -9,18 +9,24 @@ const params = new URLSearchParams(location.search);
 const embedded = (name) => {
   const m = globalThis.WF_MODELS?.[name];
   if (!m) return null;
-  const bin = atob(m.base64);
-  const bytes = new Uint8Array(bin.length);
-  for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-  return [new File([bytes], m.file)];
+  const file = ({ file, base64 }) => {
+    const bin = atob(base64);
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new File([bytes], file);
+  };
+  return (m.files ?? [m]).map(file);  // one GGUF file, or a Hugging Face folder's files
 };
 const BUNDLED = {
   bert: params.get('bert') ?? embedded('bert') ?? new URL('../../models/wasmformer-bert-mini/', import.meta.url).href,
   gpt2: params.get('gpt2') ?? embedded('gpt2') ?? new URL('../../models/wasmformer-gpt2-mini/', import.meta.url).href,
   embed: params.get('embed') ?? embedded('embed') ?? new URL('../../models/wasmformer-embed-mini/', import.meta.url).href,
   chat: params.get('chat') ?? embedded('chat') ?? new URL('../../models/wasmformer-chat-mini/', import.meta.url).href,
-  translate: params.get('translate') ?? embedded('translate'),  // no bundled translation model yet
+  translate: params.get('translate') ?? embedded('translate') ?? new URL('../../models/wasmformer-translate-en-es/', import.meta.url).href,
 };
+// The bundled translation model is stored in F16 (half the download); the demo runs it as q8_0, 4× less memory than
+// f32 and faster, with the same translations of the examples. A model given by URL or dropped keeps dtype auto.
+const BUNDLED_TRANSLATE_OPTIONS = params.get('translate') ? {} : { dtype: 'q8_0' };
 
 const state = { fm: null, gen: null, chat: null, messages: [], enc: null, tr: null, alignment: null, attention: null, tokens: [], running: null };
 // The encoder tasks the "Understand the text" box runs, and what its two text boxes mean for each.
@@ -51,12 +57,12 @@ function progress(e) {
 // Loads any model the engine runs and puts it where its task is: a masked LM in the fill-mask box, a causal LM with
 // a chat template in the chat box, another causal LM in the continuation box. The engine says what a model can do
 // (info.tasks, info.chat_templates).
-async function loadModel(source, label) {
+async function loadModel(source, label, options = {}) {
   setStatus('model-status', `Loading ${label}…`);
   let tab = null;  // the task tab the model went to
   try {
     const t0 = performance.now();
-    const m = await Model.load(source, { progress_callback: progress });
+    const m = await Model.load(source, { progress_callback: progress, ...options });
     const { info } = m;
     if (info.tasks.includes('fill-mask')) {
       await state.fm?.dispose();
@@ -76,7 +82,7 @@ async function loadModel(source, label) {
       await state.tr?.dispose();
       state.tr = m;
       tab = 'tr';
-      $('tr-hint').textContent = `${label[0].toUpperCase() + label.slice(1)}: ${info.architecture}, ${info.n_layer} encoder layers × ${info.n_embd} wide. The matrix shows which source tokens each translated token attended to (cross-attention).`;
+      $('tr-hint').textContent = `${label[0].toUpperCase() + label.slice(1)}: ${info.architecture}, ${info.n_layer} encoder layers × ${info.n_embd} wide${label.includes('bundled') ? ', trained by this project on public-domain Bibles (King James and World English → Reina-Valera 1909): it translates English into Spanish in their register' : ''}. The matrix shows which source tokens each translated token attended to (cross-attention).`;
     } else if (info.tasks.some((t) => t in ENCODER_TASKS)) {
       await state.enc?.dispose();
       state.enc = m;
@@ -646,8 +652,8 @@ async function main() {
   await loadModel(BUNDLED.bert, 'the bundled BERT model');
   await loadModel(BUNDLED.embed, 'the bundled embedding model');
   await loadModel(BUNDLED.chat, 'the bundled chat model');
+  await loadModel(BUNDLED.translate, params.get('translate') ? 'the translation model' : 'the bundled translation model', BUNDLED_TRANSLATE_OPTIONS);
   await loadModel(BUNDLED.gpt2, 'the bundled GPT-2 model');
-  if (BUNDLED.translate) await loadModel(BUNDLED.translate, 'the translation model');
   const how = await (state.gen ?? state.fm)?.engineInfo();
   if (how) setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, ${how.threading}. ${offline}`);
   // first visit: every box shows its example's result without a click

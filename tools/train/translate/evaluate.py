@@ -11,6 +11,10 @@ tools/reference/marian.py's `generate` (HF's semantics) with the folder's genera
 renormalize_logits, length_penalty 1, early_stopping false), both with max_new_tokens = 2 × source tokens + 16
 (≤ 511). `--ckpt build/translate-train/run/ckpt.pt` evaluates a training checkpoint (tokenizer files from --data)
 instead of the folder; `--limit N` a fixed sample of N verses (seed 0); `--no-beam` greedy only.
+
+The engine's own translations (what the demo shows) are scored the same way: `--sources FILE` writes the evaluated
+verses (key, kjv, web, es) and stops; tools/train/translate/engine-translate.mjs translates them with wasmformer;
+`--hyps FILE` then scores its translations (no PyTorch decoding) and adds them to --into under "engine_<limit>".
 """
 import argparse
 import json
@@ -99,6 +103,8 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--json", default=None)
     ap.add_argument("--into", default=None, help="a training.json to add the results to (key 'evaluation')")
+    ap.add_argument("--sources", default=None, help="write the evaluated verses to this JSON file and stop")
+    ap.add_argument("--hyps", default=None, help="score the engine's translations in this JSON file (engine-translate.mjs)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     assert metrics.self_test()
@@ -109,6 +115,25 @@ def main():
         keep = set(random.Random(0).sample(range(len(test)), a.limit))
         test = [r for i, r in enumerate(test) if i in keep]
     refs = [r["es"] for r in test]
+    if a.sources:
+        with open(a.sources, "w") as f:
+            json.dump([{k: r[k] for k in ("key", "kjv", "web", "es")} for r in test], f, ensure_ascii=False)
+        return
+    if a.hyps:
+        with open(a.hyps) as f:
+            eng = json.load(f)
+        assert eng["keys"] == [r["key"] for r in test], "the engine's translations are of other verses"
+        res = {"source": {"engine": eng["engine"], "model": a.model}, "verses": len(test), "options": eng["options"],
+               "scores": {k: score(h, refs) for k, h in eng["hyps"].items()}, "minutes": eng["minutes"]}
+        print(json.dumps(res, indent=1))
+        if a.into:
+            with open(a.into) as f:
+                tj = json.load(f)
+            tj.setdefault("evaluation", {})["engine_" + (f"limit{a.limit}" if a.limit else "all")] = res
+            with open(a.into, "w") as f:
+                json.dump(tj, f, indent=2, ensure_ascii=False)
+                f.write("\n")
+        return
     model, tok, gen, source = load(a.model if not a.ckpt else None, a.ckpt, a.data)
     res = {"source": source, "verses": len(test), "generation_config": gen, "scores": {}, "minutes": {}}
     hyps = {}

@@ -8,7 +8,8 @@ Runs on any checkpoint (ckpt.pt is replaced atomically by train.py, so this work
   config.json             MarianConfig's keys as converted opus-mt configs have them (sorted, indent 2): pad =
                           decoder_start = vocab_size − 1, eos = bos = forced_eos = 0, bad_words_ids [[pad]],
                           num_beams 4, max_length 512, shared and tied embeddings;
-  model.safetensors       F32, the names save_pretrained writes: model.shared.weight (the encoder's and decoder's
+  model.safetensors       F16 (--dtype f32 for F32; half the bytes: the engine widens F16 to f32 at load, or
+                          converts it to q8_0 with dtype 'q8_0'), the names save_pretrained writes: model.shared.weight (the encoder's and decoder's
                           embed_tokens and lm_head are the same tensor and left out), final_logits_bias (1, V),
                           model.{encoder,decoder}.layers.N.…; no embed_positions (static sinusoids, not saved);
                           metadata {"format": "pt"};
@@ -82,6 +83,7 @@ def main():
     ap.add_argument("--data", default="build/translate-train")
     ap.add_argument("--out", default="models/wasmformer-translate-en-es")
     ap.add_argument("--manifest", default=None)
+    ap.add_argument("--dtype", choices=("f16", "f32"), default="f16")
     a = ap.parse_args()
     if a.manifest:
         manifest(a.manifest)
@@ -90,7 +92,10 @@ def main():
     cfg = dict(ck["config"])
     cfg.pop("transformers_version", None)  # the first run's checkpoints carry one; no transformers wrote this
     model = M.Translator(cfg, init=False)
-    model.load_state_dict(ck["model"])
+    half = a.dtype == "f16"
+    # the model as the folder holds it: with --dtype f16 its weights rounded to half precision, so that the check
+    # below compares the folder with exactly what it stores
+    model.load_state_dict({k: v.half().float() if half and v.is_floating_point() else v for k, v in ck["model"].items()})
     state = marian.export_state(model)
     assert float(state["model.shared.weight"][cfg["pad_token_id"]].abs().max()) == 0.0, "pad row must stay zero"
     with open(os.path.join(a.data, "vocab.json"), encoding="utf-8") as f:
@@ -99,7 +104,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     dump(cfg, os.path.join(a.out, "config.json"))
     dump(generation_config(cfg), os.path.join(a.out, "generation_config.json"))
-    safetensors_io.save(os.path.join(a.out, "model.safetensors"), state, metadata={"format": "pt"})
+    safetensors_io.save(os.path.join(a.out, "model.safetensors"), state, metadata={"format": "pt"},
+                        dtype=torch.float16 if half else None)
     for name in ("source.spm", "target.spm"):
         shutil.copyfile(os.path.join(a.data, name), os.path.join(a.out, name))
     with open(os.path.join(a.out, "vocab.json"), "w") as f:
