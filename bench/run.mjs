@@ -193,8 +193,8 @@ function rows(w) {
     add('bert-q8', 'BERT-base fill-mask, 128 tokens: q8_0 vs onnxruntime-web int8', 'fill', WF('bert-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/bert-int8.onnx', 1));
     add('gpt2-f32', 'GPT-2 small, 128-token prompt + greedy decode: f32 vs onnxruntime-web fp32', 'generate', WF('gpt2-base', 'f32', { bpw: 4 }), ORT('onnx/gpt2-fp32.onnx', 4));
     add('gpt2-q8', 'GPT-2 small, 128-token prompt + greedy decode: q8_0 vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/gpt2-int8.onnx', 1));
-    // 4-bit: the f32 checkpoint converted at load (dtype 'q4_0' / 'q4_k'; the tied embeddings / output layer at q6_K
-    // as llama.cpp keeps them), its bytes per weight those it holds (model.info.weight_bytes)
+    // 4-bit: the f32 checkpoint converted at load (dtype 'q4_0' / 'q4_k'; the tied embeddings / output layer at q8_0),
+    // its bytes per weight those it holds (model.info.weight_bytes)
     add('gpt2-q4', 'GPT-2 small, 128-token prompt + greedy decode: q4_0 vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q4_0', { bpw: 18 / 32, bpwHeld: true }), ORT('onnx/gpt2-int8.onnx', 1));
     add('gpt2-q4k', 'GPT-2 small, 128-token prompt + greedy decode: q4_k vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q4_k', { bpw: 144 / 256, bpwHeld: true }), ORT('onnx/gpt2-int8.onnx', 1));
     for (const [t, bpw] of [['f32', 4], ['q8_0', 34 / 32], ['q4_0', 18 / 32]])

@@ -418,7 +418,7 @@ TEST_CASE("The loader keeps every block type as stored: nothing is widened to f3
     REQUIRE(wf::dtype_option::parse("Q8_0").to == dtype::q8_0);
 }
 
-TEST_CASE("dtype conversion at load: every block type by ggml's quantizer, the vocabulary at q6_K, llama.cpp's fallbacks",
+TEST_CASE("dtype conversion at load: every block type by ggml's quantizer, the vocabulary at q8_0, llama.cpp's fallbacks",
           "[quants][nn]") {
     // every type of the table is a conversion target, by its own name or transformers.js's
     for (dtype t : kBlockTypes) REQUIRE(wf::dtype_option::parse(wf::dtype_name(t)).to == t);
@@ -452,7 +452,7 @@ TEST_CASE("dtype conversion at load: every block type by ggml's quantizer, the v
         const double bits = wf::traits(t).block_bytes * 8.0 / wf::traits(t).block;
         const wf::storage_plan plan = wf::storage_plan::convert_all(t, 7);
         wf::weight_store s(src, plan);
-        const dtype vocab = bits < 6.5 ? dtype::q6_k : t;
+        const dtype vocab = bits < 6.5 ? dtype::q8_0 : t;
         const bool k_quant = wf::traits(t).block == 256;
         const dtype fallback = t == dtype::q2_k || t == dtype::q3_k ? dtype::iq4_nl
                                : t == dtype::q4_k                   ? dtype::q5_0
@@ -542,7 +542,7 @@ TEST_CASE("GPT-2 from GGUF in every block type (and a Q4_K_M-like mix) computes 
 
 TEST_CASE("GPT-2 converted at load to a block type equals the same model quantized into a GGUF file", "[quants][gguf][models]") {
     // dtype 'q4_k' (or 'q4_0', 'q5_k') on an F32 file: every matrix of the type, the tied embeddings / output layer
-    // (301 rows: the vocabulary) at q6_K, the position table as stored — the file written that way by the test's
+    // (301 rows: the vocabulary) at q8_0, the position table as stored — the file written that way by the test's
     // own quantization computes the same logits bit for bit
     const tiny_gpt2 model;
     const auto f32_file = model.gguf([](const std::string&) { return 0u; });
@@ -552,13 +552,13 @@ TEST_CASE("GPT-2 converted at load to a block type equals the same model quantiz
         auto fs = std::make_shared<wf::file_set>();
         fs->add("model.gguf", f32_file);
         const wf::loaded_model lm = wf::load_model(fs, {wf::dtype_option::parse(wf::dtype_name(t))});
-        const bool vocab_q6 = t != dtype::q8_0;
+        const bool vocab_q8 = t != dtype::q8_0;  // below 6.5 bits per weight
         REQUIRE(lm.dtype == std::string(t == dtype::q4_k ? "q4_k" : t == dtype::q4_0 ? "q4_0" : t == dtype::q5_k ? "q5_k" : "q8_0") +
-                                (vocab_q6 ? " (vocabulary matrices q6_k)" : ""));
+                                (vocab_q8 ? " (vocabulary matrices q8_0)" : ""));
         const uint32_t g = wf::traits(t).ggml_type;
         const auto want = logits(load_gguf(model.gguf([&](const std::string& n) -> uint32_t {
             if (n == "position_embd.weight") return 0;
-            if (n == "token_embd.weight") return vocab_q6 ? 14 : g;
+            if (n == "token_embd.weight") return vocab_q8 ? 8 : g;
             return g;
         })));
         const auto got = logits(lm);

@@ -38,11 +38,14 @@ storage_plan storage_plan::convert_all(dtype t, int64_t n_vocab) {
     storage_plan p;
     p.as_stored = false;
     for (dtype s : all_dtypes) p.to[size_t(s)] = t;
-    // llama.cpp's rule for its 2- to 5-bit files: the output layer (the token embeddings where they are tied to it)
-    // at q6_K, because every token's score goes through it and 4-bit error there shows in the choice of tokens
+    // As llama.cpp's 2- to 5-bit files keep the output layer (the token embeddings where they are tied to it) at 6
+    // bits or more — every token's score goes through it, and 4-bit error there shows in the choice of tokens — but
+    // at q8_0, not llama.cpp's q6_K: here q8_0's integer GEMV runs that matrix about twice as fast as q6_K's (GPT-2
+    // small at q4_0, Node, one thread: 32 tokens in 394 ms against 810 ms with a q6_K output layer, 471 ms at q8_0
+    // throughout), its quantizer is 3× faster at load, and it is closer to f32 (8.5 bits against 6.56)
     if (n_vocab > 0 && traits(t).block_bytes * 8.0 / traits(t).block < 6.5) {
         p.vocab_rows = n_vocab;
-        p.vocab_to = dtype::q6_k;
+        p.vocab_to = dtype::q8_0;
     }
     return p;
 }

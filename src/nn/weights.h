@@ -26,7 +26,8 @@ namespace wf {
 //   as_stored — the file's own types (views into the file where possible: the least memory);
 //   f32 | f16 | bf16 | q8_0 | q6_k … q2_k, q4_0 … q5_1, iq4_nl — converted at load, each block type by ggml's
 //               reference quantizer (transformers.js's names fp32, fp16, q8, q4 are accepted too); below 6 bits per
-//               weight the vocabulary matrices (token embeddings, output layer) become q6_K, as in llama.cpp's files.
+//               weight the vocabulary matrices (token embeddings, output layer) become q8_0 (llama.cpp keeps them at
+//               q6_K; here q8_0 is faster and closer: weights.cpp).
 // Files' 4-bit and K-quant matrices (Q4_0 … Q6_K, IQ4_NL) are computed as stored under auto and as_stored.
 struct dtype_option {
     enum class mode { automatic, as_stored, convert } how = mode::automatic;
@@ -43,7 +44,7 @@ struct storage_plan {
     static storage_plan keep() { return {}; }
     int64_t vocab_rows = 0;     // matrices of this many rows (the vocabulary's: embeddings, output layer) …
     dtype vocab_to = dtype::f32;  // … become this type instead, when vocab_rows > 0 and !as_stored
-    // Every matrix to t; with n_vocab, below 6 bits per weight, the vocabulary matrices to q6_K (llama.cpp's rule).
+    // Every matrix to t; with n_vocab, below 6.5 bits per weight, the vocabulary matrices to q8_0.
     static storage_plan convert_all(dtype t, int64_t n_vocab = 0);
     static storage_plan widen_halves();  // f16, bf16 → f32; the other types kept (owned)
     // The type a (· × cols) matrix stored as `stored` gets: the plan's type when cols is a whole number of its

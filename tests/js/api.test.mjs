@@ -222,7 +222,7 @@ test("dtype 'q4' and 'q4_k' convert at load: under a third of f32's bytes, and i
   await f32.dispose();
   for (const [dtype, name] of [['q4', 'q4_0'], ['Q4_K', 'q4_k']]) {
     const gen = await TextGenerator.load(GPT2, { dtype });
-    // GPT-2 tiny is 32 wide: the vocabulary matrix takes q6_K's fallback q8_0, q4_K's matrices q4_K's fallback q5_0
+    // the vocabulary matrix at q8_0; GPT-2 tiny is 32 wide, so q4_K's matrices take q4_K's fallback q5_0
     assert.equal(gen.info.dtype, `${name} (vocabulary matrices q8_0)`);
     assert.ok(gen.info.weight_bytes < f32Bytes / 3, `${dtype}: ${gen.info.weight_bytes} < ${f32Bytes} / 3 bytes`);
     const out = await gen.complete('The dog', { max_new_tokens: 6 });
