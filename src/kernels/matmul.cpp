@@ -15,6 +15,7 @@
 // (widen_segment) — each weight once per call, never the whole matrix — and runs as f32.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 #include <xsimd/xsimd.hpp>
 
@@ -504,25 +505,42 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 // i32x4.dot_i16x8 (pmaddwd) of that with the row's pair (x[k], x[k+1]) splat gives 4 columns' partial sums in 4
 // lanes: no horizontal sums, 8 multiply-adds per instruction. A 4 × 8 tile keeps 8 int32 accumulators; at the end
 // of each q8 block they are scaled by d_x[m]·d_w[n] into 8 float accumulators.
-constexpr int64_t q8_nr = 8, q8_mr = 4;  // 6 rows measured slower in wasm (register spills)
+// The rows are packed too, by groups of 4 (the last one padded with zero rows): per pair of k the group's 4 pairs
+// side by side, so that the tile reads x and W each from one pointer at constant offsets (no address arithmetic
+// per step in V8's code) and broadcasts x's pairs with v128.load32_splat (a load, not a shuffle). Both packings are
+// the same 4-way interleave of int8 pairs, widened to int16 (interleave_pairs4).
+// The tile is a function of its own that wasm-opt must not inline (q8_tile_ptr): wasm-opt inlines every function
+// that has one caller, and inside matmul (~750 KB of machine code once all its kernels are inlined) V8's register
+// allocator kept the accumulators and broadcasts on the stack, several spills per multiply-add. In Node, at M = 128
+// and 768 × 768: the former tile 48 GFLOP/s inlined, 63 out of line; this one 86.
+constexpr int64_t q8_nr = 8, q8_mr = 4;
 
 #if defined(__wasm_simd128__)
 using vi = v128_t;
 inline vi vi_load(const void* p) { return wasm_v128_load(p); }
-template <int J>
-inline vi vi_lane(vi v) { return wasm_i32x4_shuffle(v, v, J, J, J, J); }
+inline vi vi_splat32(const void* p) { return wasm_v128_load32_splat(p); }
 inline vi vi_dot_add(vi acc, vi a, vi b) { return wasm_i32x4_add(acc, wasm_i32x4_dot_i16x8(a, b)); }
 inline vi vi_zero() { return wasm_i32x4_splat(0); }
 inline vi vf_scale_add(vi facc, vi iacc, vi scale) { return wasm_f32x4_add(facc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(iacc), scale)); }
 inline vi vf_mul(vi a, float s) { return wasm_f32x4_mul(a, wasm_f32x4_splat(s)); }
 inline vi vf_zero() { return wasm_f32x4_splat(0.0f); }
 inline void vf_store(float* p, vi v) { wasm_v128_store(p, v); }
+inline void vi_store(void* p, vi v) { wasm_v128_store(p, v); }
+inline vi vi_unpacklo16(vi a, vi b) { return wasm_i16x8_shuffle(a, b, 0, 8, 1, 9, 2, 10, 3, 11); }
+inline vi vi_unpackhi16(vi a, vi b) { return wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15); }
+inline vi vi_unpacklo32(vi a, vi b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }
+inline vi vi_unpackhi32(vi a, vi b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }
+inline vi vi_widen_lo8(vi a) { return wasm_i16x8_extend_low_i8x16(a); }
+inline vi vi_widen_hi8(vi a) { return wasm_i16x8_extend_high_i8x16(a); }
 #define WF_Q8_TILE 1
 #elif defined(__SSE4_1__)
 using vi = __m128i;
 inline vi vi_load(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
-template <int J>
-inline vi vi_lane(vi v) { return _mm_shuffle_epi32(v, J * 0x55); }
+inline vi vi_splat32(const void* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm_set1_epi32(v);
+}
 inline vi vi_dot_add(vi acc, vi a, vi b) { return _mm_add_epi32(acc, _mm_madd_epi16(a, b)); }
 inline vi vi_zero() { return _mm_setzero_si128(); }
 inline vi vf_scale_add(vi facc, vi iacc, vi scale) {
@@ -531,110 +549,155 @@ inline vi vf_scale_add(vi facc, vi iacc, vi scale) {
 inline vi vf_mul(vi a, float s) { return _mm_castps_si128(_mm_mul_ps(_mm_castsi128_ps(a), _mm_set1_ps(s))); }
 inline vi vf_zero() { return _mm_setzero_si128(); }
 inline void vf_store(float* p, vi v) { _mm_storeu_ps(p, _mm_castsi128_ps(v)); }
+inline void vi_store(void* p, vi v) { _mm_storeu_si128(static_cast<__m128i*>(p), v); }
+inline vi vi_unpacklo16(vi a, vi b) { return _mm_unpacklo_epi16(a, b); }
+inline vi vi_unpackhi16(vi a, vi b) { return _mm_unpackhi_epi16(a, b); }
+inline vi vi_unpacklo32(vi a, vi b) { return _mm_unpacklo_epi32(a, b); }
+inline vi vi_unpackhi32(vi a, vi b) { return _mm_unpackhi_epi32(a, b); }
+inline vi vi_widen_lo8(vi a) { return _mm_cvtepi8_epi16(a); }
+inline vi vi_widen_hi8(vi a) { return _mm_cvtepi8_epi16(_mm_srli_si128(a, 8)); }
 #define WF_Q8_TILE 1
 #endif
 
+// Four sources of 32 int8 values (one q8_0 block's codes each; null: zeros) → 16 vectors of 8 int16, vector p
+// (at out + p·stride) holding pair p of each source in turn: [s0[2p], s0[2p+1], s1[2p], s1[2p+1], …, s3[2p+1]].
+inline void interleave_pairs4(const int8_t* const (&src)[4], int16_t* out, int64_t stride) {
 #if defined(WF_Q8_TILE)
-// Pair J of the four in xv (one per row) against the panel's two vectors for that pair.
-template <int MR, int J>
-inline void q8_pair_step(const vi (&xv)[MR], const int16_t* q, vi (&iacc)[MR][2]) {
-    const vi w0 = vi_load(q + J * 16), w1 = vi_load(q + J * 16 + 8);
-    for (int r = 0; r < MR; ++r) {
-        const vi xs = vi_lane<J>(xv[r]);
-        iacc[r][0] = vi_dot_add(iacc[r][0], xs, w0);
-        iacc[r][1] = vi_dot_add(iacc[r][1], xs, w1);
+    for (int h = 0; h < 2; ++h) {  // pairs 8h … 8h + 7
+        vi v[4];
+        for (int j = 0; j < 4; ++j) v[j] = src[j] ? vi_load(src[j] + 16 * h) : vi_zero();
+        // int8 pairs as 16-bit units: [a0 b0 a1 b1 a2 b2 a3 b3] and so on, then [a0 b0 c0 d0 a1 b1 c1 d1] …
+        const vi ab_lo = vi_unpacklo16(v[0], v[1]), ab_hi = vi_unpackhi16(v[0], v[1]);
+        const vi cd_lo = vi_unpacklo16(v[2], v[3]), cd_hi = vi_unpackhi16(v[2], v[3]);
+        const vi t[4] = {vi_unpacklo32(ab_lo, cd_lo), vi_unpackhi32(ab_lo, cd_lo), vi_unpacklo32(ab_hi, cd_hi), vi_unpackhi32(ab_hi, cd_hi)};
+        for (int i = 0; i < 4; ++i) {
+            vi_store(out + (8 * h + 2 * i) * stride, vi_widen_lo8(t[i]));
+            vi_store(out + (8 * h + 2 * i + 1) * stride, vi_widen_hi8(t[i]));
+        }
     }
-}
+#else
+    for (int p = 0; p < q8_block / 2; ++p)
+        for (int j = 0; j < 4; ++j) {
+            out[p * stride + 2 * j] = src[j] ? src[j][2 * p] : 0;
+            out[p * stride + 2 * j + 1] = src[j] ? src[j][2 * p + 1] : 0;
+        }
 #endif
+}
 
-// Columns n … n + cols − 1 (cols ≤ 8; missing ones are zero) of all K as the tile reads them: per block, 16 pairs ×
-// 2 vectors of 8 int16, then per block the 8 scales.
-void pack_q8_panel(const matrix_view& Wm, int64_t n, int64_t cols, int16_t* q, float* d) {
-    const int64_t nb = Wm.n_cols / q8_block;
-    for (int64_t b = 0; b < nb; ++b) {
-        int16_t* qb = q + b * q8_block * q8_nr;
-        for (int64_t j = 0; j < q8_nr; ++j) {
-            const uint8_t* blk = j < cols ? Wm.row(n + j) + b * int64_t(sizeof(block_q8_0)) : nullptr;
-            d[b * q8_nr + j] = blk ? scale_f16(blk) : 0.0f;
-            // column j sits in vector j / 4 of each pair, at int16 lanes 2·(j % 4) and 2·(j % 4) + 1
-            int16_t* col = qb + (j / 4) * 8 + 2 * (j % 4);
-            for (int64_t p = 0; p < q8_block / 2; ++p) {
-                col[p * 16] = blk ? int8_t(blk[2 + 2 * p]) : 0;
-                col[p * 16 + 1] = blk ? int8_t(blk[2 + 2 * p + 1]) : 0;
+// Rows of x quantized to q8_0 and packed by groups of 4 rows for the tile: q holds, per group, block and pair of
+// k, the group's 4 pairs as int16 (8 values; rows past M are zeros), d per group and block the 4 rows' scales.
+struct q8_row_groups {
+    std::vector<int16_t> q;
+    std::vector<float> d;
+    std::vector<block_q8_0> blocks;
+    void set(const float* x, int64_t M, int64_t ldx, int64_t K) {
+        const int64_t nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
+        blocks.resize(size_t(q8_mr * nb));
+        q.resize(size_t(groups * q8_mr * K));
+        d.resize(size_t(groups * nb * q8_mr));
+        for (int64_t g = 0; g < groups; ++g) {
+            const int64_t rows = std::min(q8_mr, M - g * q8_mr);
+            for (int64_t r = 0; r < rows; ++r) quantize_q8_0(x + (g * q8_mr + r) * ldx, K, blocks.data() + r * nb);
+            for (int64_t b = 0; b < nb; ++b) {
+                const int8_t* src[4];
+                for (int64_t r = 0; r < q8_mr; ++r) {
+                    src[r] = r < rows ? blocks[size_t(r * nb + b)].q : nullptr;
+                    d[size_t((g * nb + b) * q8_mr + r)] = r < rows ? f16_to_f32(blocks[size_t(r * nb + b)].d) : 0.0f;
+                }
+                interleave_pairs4(src, q.data() + (g * nb + b) * q8_block * q8_mr, 2 * q8_mr);
             }
         }
     }
+};
+
+// Columns n … n + cols − 1 (cols ≤ 8; missing ones are zero) of all K as the tile reads them: per block, 16 pairs ×
+// 2 vectors of 8 int16 (columns 0–3, then 4–7), then per block the 8 scales.
+void pack_q8_panel(const matrix_view& Wm, int64_t n, int64_t cols, int16_t* q, float* d) {
+    const int64_t nb = Wm.n_cols / q8_block;
+    for (int64_t b = 0; b < nb; ++b) {
+        const uint8_t* blk[q8_nr];
+        for (int64_t j = 0; j < q8_nr; ++j) {
+            blk[j] = j < cols ? Wm.row(n + j) + b * int64_t(sizeof(block_q8_0)) : nullptr;
+            d[b * q8_nr + j] = blk[j] ? scale_f16(blk[j]) : 0.0f;
+        }
+        for (int64_t half = 0; half < 2; ++half) {
+            const int8_t* src[4];
+            for (int64_t j = 0; j < 4; ++j) src[j] = blk[4 * half + j] ? reinterpret_cast<const int8_t*>(blk[4 * half + j] + 2) : nullptr;
+            interleave_pairs4(src, q + b * q8_block * q8_nr + half * 8, 2 * q8_nr);
+        }
+    }
 }
 
-// y rows m … m + MR − 1, columns n … n + cols − 1, from the packed panel.
-template <int MR>
-inline void q8_tile(const int16_t* xq, const float* dx, int64_t K, const int16_t* q, const float* d, int64_t m, float* y,
-                    int64_t ldy, int64_t n, int64_t cols, const float* bias) {
-    const int64_t nb = K / q8_block;
-    float out[MR][q8_nr];
+// One group of 4 rows (xg: its packed pairs, dg: its scales) against one panel: out[r][j] = Σ_blocks d_x·d_w·(q_x·q_w).
+[[gnu::noinline]] void q8_tile(const int16_t* xg, const float* dg, const int16_t* q, const float* d, int64_t nb, float (&out)[q8_mr][q8_nr]) {
 #if defined(WF_Q8_TILE)
-    vi facc[MR][2];
-    for (int r = 0; r < MR; ++r) facc[r][0] = facc[r][1] = vf_zero();
+    vi facc[q8_mr][2];
+    for (int r = 0; r < q8_mr; ++r) facc[r][0] = facc[r][1] = vf_zero();
     for (int64_t b = 0; b < nb; ++b) {
-        vi iacc[MR][2];
-        for (int r = 0; r < MR; ++r) iacc[r][0] = iacc[r][1] = vi_zero();
+        vi iacc[q8_mr][2];
+        for (int r = 0; r < q8_mr; ++r) iacc[r][0] = iacc[r][1] = vi_zero();
+        const int16_t* xb = xg + b * q8_block * q8_mr;
         const int16_t* qb = q + b * q8_block * q8_nr;
-        const int16_t* xb = xq + m * K + b * q8_block;
-        // four pairs of each row loaded at once and broadcast lane by lane: in V8, 42–47 GFLOP/s this way
-        // against 32 with a v128.load32_splat per pair
-        for (int64_t p4 = 0; p4 < q8_block / 2; p4 += 4) {
-            vi xv[MR];
-            for (int r = 0; r < MR; ++r) xv[r] = vi_load(xb + r * K + 2 * p4);
-            q8_pair_step<MR, 0>(xv, qb + p4 * 16, iacc);
-            q8_pair_step<MR, 1>(xv, qb + p4 * 16, iacc);
-            q8_pair_step<MR, 2>(xv, qb + p4 * 16, iacc);
-            q8_pair_step<MR, 3>(xv, qb + p4 * 16, iacc);
+        for (int64_t p = 0; p < q8_block / 2; ++p) {
+            const vi w0 = vi_load(qb + p * 16), w1 = vi_load(qb + p * 16 + 8);
+            for (int r = 0; r < q8_mr; ++r) {
+                const vi xs = vi_splat32(xb + p * 8 + 2 * r);
+                iacc[r][0] = vi_dot_add(iacc[r][0], xs, w0);
+                iacc[r][1] = vi_dot_add(iacc[r][1], xs, w1);
+            }
         }
         const vi d0 = vi_load(d + b * q8_nr), d1 = vi_load(d + b * q8_nr + 4);
-        for (int r = 0; r < MR; ++r) {
-            const float s = dx[(m + r) * nb + b];
+        for (int r = 0; r < q8_mr; ++r) {
+            const float s = dg[b * q8_mr + r];
             facc[r][0] = vf_scale_add(facc[r][0], iacc[r][0], vf_mul(d0, s));
             facc[r][1] = vf_scale_add(facc[r][1], iacc[r][1], vf_mul(d1, s));
         }
     }
-    for (int r = 0; r < MR; ++r) {
+    for (int r = 0; r < q8_mr; ++r) {
         vf_store(out[r], facc[r][0]);
         vf_store(out[r] + 4, facc[r][1]);
     }
 #else
-    for (int r = 0; r < MR; ++r)
+    for (int r = 0; r < q8_mr; ++r)
         for (int64_t j = 0; j < q8_nr; ++j) {
             float acc = 0;
             for (int64_t b = 0; b < nb; ++b) {
                 int32_t is = 0;
+                const int16_t* xb = xg + b * q8_block * q8_mr + 2 * r;
                 const int16_t* qb = q + b * q8_block * q8_nr + (j / 4) * 8 + 2 * (j % 4);
-                for (int64_t p = 0; p < q8_block / 2; ++p)
-                    is += int32_t(xq[(m + r) * K + b * q8_block + 2 * p]) * qb[p * 16] + int32_t(xq[(m + r) * K + b * q8_block + 2 * p + 1]) * qb[p * 16 + 1];
-                acc += float(is) * (d[b * q8_nr + j] * dx[(m + r) * nb + b]);
+                for (int64_t p = 0; p < q8_block / 2; ++p) is += int32_t(xb[p * 8]) * qb[p * 16] + int32_t(xb[p * 8 + 1]) * qb[p * 16 + 1];
+                acc += float(is) * (d[b * q8_nr + j] * dg[b * q8_mr + r]);
             }
             out[r][j] = acc;
         }
 #endif
-    for (int r = 0; r < MR; ++r)
-        for (int64_t j = 0; j < cols; ++j) y[(m + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
 }
+// Called through a pointer that the compiler must read (volatile), which keeps the tile in the function table: that
+// is what stops wasm-opt from inlining it into its one caller (it inlines such a function only when nothing else
+// refers to it; clang's noinline does not reach wasm-opt, and an unused reference is dropped by the linker).
+void (*volatile q8_tile_ptr)(const int16_t*, const float*, const int16_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]) = &q8_tile;
 
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1) {
-    const int64_t K = Wm.n_cols, nb = K / q8_block;
+    const int64_t K = Wm.n_cols, nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
     // every row quantized to q8_0 (each thread quantizes the rows itself: M·K work against M·K·N/threads)
-    thread_local q8_activations xq;
+    thread_local q8_row_groups xq;
     xq.set(x, M, ldx, K);
     thread_local std::vector<int16_t> panel;
     thread_local std::vector<float> dw;
     panel.resize(size_t(K * q8_nr));
     dw.resize(size_t(nb * q8_nr));
+    const auto tile = q8_tile_ptr;
     for (int64_t n = n0; n < n1; n += q8_nr) {
         const int64_t cols = std::min(q8_nr, n1 - n);
         pack_q8_panel(Wm, n, cols, panel.data(), dw.data());
-        int64_t m = 0;
-        for (; m + q8_mr <= M; m += q8_mr) q8_tile<q8_mr>(xq.q.data(), xq.d.data(), K, panel.data(), dw.data(), m, y, ldy, n, cols, bias);
-        for (; m < M; ++m) q8_tile<1>(xq.q.data(), xq.d.data(), K, panel.data(), dw.data(), m, y, ldy, n, cols, bias);
+        for (int64_t g = 0; g < groups; ++g) {
+            float out[q8_mr][q8_nr];
+            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), dw.data(), nb, out);
+            const int64_t rows = std::min(q8_mr, M - g * q8_mr);
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t j = 0; j < cols; ++j) y[(g * q8_mr + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
+        }
     }
 }
 
