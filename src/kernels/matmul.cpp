@@ -614,15 +614,27 @@ struct q8_row_groups {
 // 2 vectors of 8 int16 (columns 0–3, then 4–7), then per block the 8 scales.
 void pack_q8_panel(const matrix_view& Wm, int64_t n, int64_t cols, int16_t* q, float* d) {
     const int64_t nb = Wm.n_cols / q8_block;
+    const uint8_t* rows[q8_nr];
+    for (int64_t j = 0; j < q8_nr; ++j) rows[j] = j < cols ? Wm.row(n + j) : nullptr;
     for (int64_t b = 0; b < nb; ++b) {
-        const uint8_t* blk[q8_nr];
-        for (int64_t j = 0; j < q8_nr; ++j) {
-            blk[j] = j < cols ? Wm.row(n + j) + b * int64_t(sizeof(block_q8_0)) : nullptr;
-            d[b * q8_nr + j] = blk[j] ? scale_f16(blk[j]) : 0.0f;
+        const int64_t at = b * int64_t(sizeof(block_q8_0));
+        // the 8 scales gathered and widened W at a time (widen_f16 computes what scale_f16 does, lane by lane)
+        if constexpr (q8_nr % W == 0) {
+            for (int64_t j0 = 0; j0 < q8_nr; j0 += W) {
+                alignas(64) int32_t h[W];
+                for (int64_t j = 0; j < W; ++j) {
+                    uint16_t v = 0;
+                    if (rows[j0 + j]) std::memcpy(&v, rows[j0 + j] + at, 2);
+                    h[j] = v;
+                }
+                widen_f16(BI::load_aligned(h)).store_unaligned(d + b * q8_nr + j0);
+            }
+        } else {
+            for (int64_t j = 0; j < q8_nr; ++j) d[b * q8_nr + j] = rows[j] ? scale_f16(rows[j] + at) : 0.0f;
         }
         for (int64_t half = 0; half < 2; ++half) {
             const int8_t* src[4];
-            for (int64_t j = 0; j < 4; ++j) src[j] = blk[4 * half + j] ? reinterpret_cast<const int8_t*>(blk[4 * half + j] + 2) : nullptr;
+            for (int64_t j = 0; j < 4; ++j) src[j] = rows[4 * half + j] ? reinterpret_cast<const int8_t*>(rows[4 * half + j] + at + 2) : nullptr;
             interleave_pairs4(src, q + b * q8_block * q8_nr + half * 8, 2 * q8_nr);
         }
     }
@@ -695,6 +707,15 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
             float out[q8_mr][q8_nr];
             tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), dw.data(), nb, out);
             const int64_t rows = std::min(q8_mr, M - g * q8_mr);
+            if constexpr (q8_nr % W == 0) {
+                if (cols == q8_nr) {  // y = out + bias (+ 0 without one, as below: the same values bit for bit)
+                    for (int64_t j = 0; j < q8_nr; j += W) {
+                        const B bj = bias ? B::load_unaligned(bias + n + j) : B(0.0f);
+                        for (int64_t r = 0; r < rows; ++r) (B::load_unaligned(out[r] + j) + bj).store_unaligned(y + (g * q8_mr + r) * ldy + n + j);
+                    }
+                    continue;
+                }
+            }
             for (int64_t r = 0; r < rows; ++r)
                 for (int64_t j = 0; j < cols; ++j) y[(g * q8_mr + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
         }
