@@ -6,6 +6,8 @@
 // make_t5_fixtures.py: tests/data/fixtures/{marian,t5}-tiny*/expected.json).
 #include <catch2/catch.hpp>
 
+#include <set>
+
 #include "helpers.h"
 #include "tasks/seq2seq.h"
 
@@ -112,6 +114,66 @@ TEST_CASE("Marian generation: greedy and beam search give the reference's sequen
         }
         CHECK(n >= 10);
     }
+}
+
+TEST_CASE("Greedy decoding of several sources side by side gives each source its own tokens and scores", "[seq2seq][generation]") {
+    for (const char* name : kFixtures) {
+        const fixture& f = marian(name);
+        INFO(name);
+        const wf::seq2seq_lm& lm = *f.pm.m().as_seq2seq_lm();
+        // every distinct source of the fixture's cases (lengths differ), one twice
+        std::vector<std::vector<int32_t>> srcs;
+        for (const auto& c : f.expected["generate"]) {
+            auto ids = c["source_ids"].get<std::vector<int32_t>>();
+            if (std::find(srcs.begin(), srcs.end(), ids) == srcs.end()) srcs.push_back(std::move(ids));
+        }
+        REQUIRE(srcs.size() >= 2);
+        srcs.push_back(srcs[0]);
+        for (const wf::json& o : {wf::json{{"max_new_tokens", 12}}, wf::json{{"max_new_tokens", 20}, {"no_repeat_ngram_size", 2}}}) {
+            INFO(o.dump());
+            wf::json opt = o;
+            opt["num_beams"] = 1;
+            const wf::seq2seq_params p = wf::parse_seq2seq_options(opt, f.pm.seq2seq, "translation");
+            std::vector<std::span<const int32_t>> spans(srcs.begin(), srcs.end());
+            const auto batch = wf::seq2seq_greedy_batch(lm, f.pm.hp(), spans, p);
+            REQUIRE(batch.size() == srcs.size());
+            std::set<size_t> lengths;
+            for (size_t i = 0; i < srcs.size(); ++i) {
+                INFO("source " << i);
+                const auto alone = wf::seq2seq_generate(lm, f.pm.hp(), srcs[i], p);
+                CHECK(batch[i].ids == alone[0].ids);
+                CHECK(batch[i].finish_reason == alone[0].finish_reason);
+                CHECK(std::fabs(batch[i].score - alone[0].score) < 1e-4);
+                lengths.insert(batch[i].ids.size());
+            }
+            CHECK(lengths.size() >= 2);  // some sources ended before others (EOS), and the rest went on
+        }
+        // the reference's own greedy sequences, where its case is plain greedy
+        int compared = 0;
+        for (const auto& c : f.expected["generate"]) {
+            const wf::seq2seq_params p = wf::parse_seq2seq_options(c["options"], f.pm.seq2seq, "translation");
+            if (p.num_beams != 1 || p.sampling.do_sample || p.num_return_sequences != 1) continue;
+            const auto src = c["source_ids"].get<std::vector<int32_t>>();
+            std::vector<std::span<const int32_t>> two = {srcs[1], src};
+            CHECK(wf::seq2seq_greedy_batch(lm, f.pm.hp(), two, p)[1].ids == c["sequences"][0].get<std::vector<int32_t>>());
+            ++compared;
+        }
+        CHECK(compared >= 1);
+    }
+    // the translation task batches a greedy list and answers as one text at a time does
+    const fixture& f = marian("marian-tiny");
+    const std::vector<std::string> texts = {"In the beginning God created the heaven and the earth.", "And God said, Let there be light.",
+                                            "Jesus wept.", "In the beginning God created the heaven and the earth."};
+    const wf::json o = {{"max_new_tokens", 10}};
+    const wf::json together = wf::run_seq2seq_task(f.pm, "translation", texts, o);
+    const wf::json apart = wf::run_seq2seq_task(f.pm, "translation", texts, o, nullptr, false);
+    REQUIRE(together["results"].size() == texts.size());
+    for (size_t i = 0; i < texts.size(); ++i) {
+        CHECK(together["results"][i][0]["token_ids"] == apart["results"][i][0]["token_ids"]);
+        CHECK(together["results"][i][0]["translation_text"] == apart["results"][i][0]["translation_text"]);
+    }
+    CHECK_THROWS_WITH(wf::seq2seq_greedy_batch(*f.pm.m().as_seq2seq_lm(), f.pm.hp(), {}, wf::parse_seq2seq_options({{"num_beams", 2}}, f.pm.seq2seq, "translation")),
+                      Catch::Contains("greedy only"));
 }
 
 TEST_CASE("Marian generation: each generated token's cross-attention over the source is the reference's", "[seq2seq][generation]") {

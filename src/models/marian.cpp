@@ -168,17 +168,17 @@ public:
                 attend(at, b == 0 ? trace : nullptr, int(l));
             }
             residual_block(L.self, a, N, x, h);
-            // cross-attention over the source, every sequence reading the same keys and values
+            // cross-attention over the source: every sequence reads its source's keys and values (the beams of one
+            // source the same ones)
             apply(L.cross.q, x, N, q);
             float* probs = nullptr;
             if (trace && trace->want_cross) {
                 trace->cross_attention.emplace_back(size_t(B * H * T * S));
                 probs = trace->cross_attention.back().data();
             }
-            attention_args at{q, E, s.cross.k(l, 0, 0), E, s.cross.v(l, 0, 0), E, a, E, T, S, int(H), int(D), scale};
             for (int64_t b = 0; b < B; ++b) {
-                at.q = q + b * T * E;
-                at.out = a + b * T * E;
+                const int64_t src = s.source_of(b);
+                attention_args at{q + b * T * E, E, s.cross.k(l, src, 0), E, s.cross.v(l, src, 0), E, a + b * T * E, E, T, s.source_length(b), int(H), int(D), scale};
                 attend(at, probs ? probs + b * H * T * S : nullptr);
             }
             residual_block(L.cross, a, N, x, h);

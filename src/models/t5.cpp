@@ -194,7 +194,8 @@ public:
             }
             apply(L.self.o, a, N, h);
             add(x, h, N * E);
-            // cross-attention over the source (no position bias), every sequence reading the same keys and values
+            // cross-attention over the source (no position bias): every sequence reads its source's keys and values
+            // (the beams of one source the same ones)
             rms_norm(x, N, E, L.cross.norm, hp_.eps, h);
             apply(L.cross.q, h, N, q);
             float* probs = nullptr;
@@ -202,10 +203,9 @@ public:
                 trace->cross_attention.emplace_back(size_t(B * H * T * S));
                 probs = trace->cross_attention.back().data();
             }
-            attention_args at{q, I, s.cross.k(l, 0, 0), I, s.cross.v(l, 0, 0), I, a, I, T, S, int(H), int(D), 1.0f};
             for (int64_t b = 0; b < B; ++b) {
-                at.q = q + b * T * I;
-                at.out = a + b * T * I;
+                const int64_t src = s.source_of(b);
+                attention_args at{q + b * T * I, I, s.cross.k(l, src, 0), I, s.cross.v(l, src, 0), I, a + b * T * I, I, T, s.source_length(b), int(H), int(D), 1.0f};
                 attend(at, probs ? probs + b * H * T * S : nullptr);
             }
             apply(L.cross.o, a, N, h);

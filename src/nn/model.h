@@ -104,16 +104,25 @@ public:
                                            forward_trace* trace = nullptr, const cancel_fn* cancel = nullptr) const = 0;
 };
 
-// An encoder–decoder's state for one source sequence: each decoder layer's cross-attention keys and values over
-// the encoder's output (computed once, shared by every target sequence), and the decoder's own KV cache for n_seq
-// target sequences (the beams of a beam search) that all read that source.
+// An encoder–decoder's state: each decoder layer's cross-attention keys and values over the encoder's output for
+// one or several sources (computed once each), and the decoder's own KV cache for n_seq target sequences. One source:
+// every sequence reads it (the beams of a beam search). n sources (join_sources: a batch of texts decoded side by
+// side): the sequences in n equal consecutive groups, group i reading source i.
 struct seq2seq_state {
     kv_cache self;   // (n_dec_layer, n_seq, capacity, E)
-    kv_cache cross;  // (n_dec_layer, 1, S, E), n_past = S
+    kv_cache cross;  // (n_dec_layer, n_sources, S_max, E), n_past = S_max
+    std::vector<int64_t> source_lengths;  // per source, when there are several (empty: one source of n_past)
     arena scratch;
     std::vector<float> logits;  // (rows, V) of the last decode
-    int64_t n_source() const { return cross.n_past; }
+    int64_t n_source() const { return cross.n_past; }  // the (longest) source's length
+    // The source sequence b reads, and its length.
+    int64_t source_of(int64_t b) const { return source_lengths.empty() ? 0 : b / (self.n_seq() / int64_t(source_lengths.size())); }
+    int64_t source_length(int64_t b) const { return source_lengths.empty() ? cross.n_past : source_lengths[size_t(source_of(b))]; }
 };
+// One state for several sources, each from encode_source(…, n_seq = 1): their cross-attention keys and values side by
+// side (the shorter ones' rows past their length unused), and a fresh decoder cache of `capacity` positions for one
+// sequence per source. Throws unless every part has the same layers, row width and capacity, and none has decoded.
+seq2seq_state join_sources(std::vector<seq2seq_state>&& parts);
 
 class seq2seq_lm {
 public:

@@ -213,7 +213,83 @@ std::vector<seq2seq_hypothesis> beam_search(const seq2seq_lm& lm, int64_t V, seq
     return out;
 }
 
+// Greedy decoding of several sources side by side: one decoder pass per step for all of them, so each weight matrix
+// is read once per step for the whole batch instead of once per source. Each source gets the tokens it gets alone
+// (seq2seq_generate), up to the float rounding of products over more rows (tests/test-seq2seq.cpp compares them).
+// A source that has ended keeps a row in the batch (its token: the start token; its logits unread) until all end.
+std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
+                                             const seq2seq_params& p, int64_t max_length, const cancel_fn* cancel) {
+    if (sources.empty()) return {};
+    const size_t n = sources.size();
+    const int64_t V = hp.n_vocab;
+    std::vector<seq2seq_hypothesis> hs(n);
+    for (auto& h : hs) h = {{p.decoder_start_token_id}, 0.0, "length", {}};
+    std::vector<seq2seq_state> parts;
+    for (const auto& src : sources) parts.push_back(lm.encode_source(src, max_length - 1, 1, nullptr, cancel));
+    seq2seq_state st = join_sources(std::move(parts));
+    std::vector<int32_t> step(n);
+    std::vector<float> scores;
+    std::vector<bool> done(n, false);
+    for (size_t running = n; running > 0;) {
+        check_cancel(cancel);
+        for (size_t i = 0; i < n; ++i) step[i] = done[i] ? p.decoder_start_token_id : hs[i].ids.back();
+        const std::span<const float> logits = lm.decode(st, step, false, nullptr, cancel);
+        for (size_t i = 0; i < n; ++i) {
+            if (done[i]) continue;
+            seq2seq_hypothesis& h = hs[i];
+            const std::span<const float> row = logits.subspan(i * size_t(V), size_t(V));
+            scores.assign(row.begin(), row.end());
+            process(p, h.ids, scores, max_length);
+            const int32_t id = int32_t(std::max_element(scores.begin(), scores.end()) - scores.begin());  // the first of the largest
+            if (!(scores[size_t(id)] > -kInf)) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
+            h.score += log_prob(row, id);
+            h.ids.push_back(id);
+            if (id == p.eos_token_id) h.finish_reason = "eos";
+            if (id == p.eos_token_id || int64_t(h.ids.size()) >= max_length) done[i] = true, --running;
+        }
+    }
+    return hs;
+}
+
 }  // namespace
+
+seq2seq_state join_sources(std::vector<seq2seq_state>&& parts) {
+    if (parts.empty()) throw error("seq2seq: no sources to join");
+    const kv_cache& first = parts[0].cross;
+    const int64_t L = first.n_layer(), row = first.row(), capacity = parts[0].self.capacity(), n = int64_t(parts.size());
+    int64_t S = 0;
+    for (const seq2seq_state& p : parts) {
+        if (p.cross.n_layer() != L || p.cross.row() != row || p.cross.n_seq() != 1 || p.self.capacity() != capacity || p.self.n_past != 0 ||
+            p.self.n_seq() != 1 || !p.source_lengths.empty())
+            throw error("seq2seq: the states to join differ in shape or have decoded already");
+        S = std::max(S, p.cross.n_past);
+    }
+    seq2seq_state st;
+    st.self = kv_cache(parts[0].self.n_layer(), n, capacity, parts[0].self.row());
+    st.cross = kv_cache(L, n, S, row);
+    for (int64_t i = 0; i < n; ++i) {
+        const kv_cache& c = parts[size_t(i)].cross;
+        st.source_lengths.push_back(c.n_past);
+        for (int64_t l = 0; l < L; ++l) {
+            std::copy_n(c.k(l, 0, 0), size_t(c.n_past * row), st.cross.k(l, i, 0));
+            std::copy_n(c.v(l, 0, 0), size_t(c.n_past * row), st.cross.v(l, i, 0));
+        }
+        parts[size_t(i)] = {};  // each part's memory goes as soon as it is copied
+    }
+    st.cross.n_past = S;
+    return st;
+}
+
+std::vector<seq2seq_hypothesis> seq2seq_greedy_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
+                                                     const seq2seq_params& p, const cancel_fn* cancel) {
+    if (p.num_beams != 1 || p.sampling.do_sample || p.output_attentions)
+        throw error("generation: decoding sources side by side is greedy only (num_beams 1, no sampling, no output_attentions)");
+    if (p.decoder_start_token_id < 0 || p.decoder_start_token_id >= hp.n_vocab)
+        throw error("generation: decoder_start_token_id " + std::to_string(p.decoder_start_token_id) + " is not a token of the model (its config.json must give one)");
+    const int64_t max_length = std::min(p.max_new_tokens, hp.n_ctx) + 1;
+    if (max_length < 2) return std::vector<seq2seq_hypothesis>(sources.size(), seq2seq_hypothesis{{p.decoder_start_token_id}, 0.0, "length", {}});
+    return greedy_batch(lm, hp, sources, p, max_length, cancel);
+}
 
 std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hparams& hp, std::span<const int32_t> source, const seq2seq_params& p,
                                                  const seq2seq_stream& on_token, const cancel_fn* cancel) {
@@ -319,20 +395,40 @@ json seq2seq_hypothesis_json(const pipeline_model& pm, const std::string& task, 
 }
 
 json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const std::vector<std::string>& texts, const json& options,
-                      const cancel_fn* cancel) {
+                      const cancel_fn* cancel, bool batch_sources) {
     const seq2seq_lm* lm = &need_seq2seq_lm(pm, task.c_str());
     const seq2seq_params p = parse_seq2seq_options(options, pm.seq2seq, task.c_str());
     const tokenizer& tok = *pm.tok;
-    json results = json::array();
+    std::vector<std::vector<int32_t>> sources;
     for (size_t i = 0; i < texts.size(); ++i) {
         const std::string which = input_label("text", i, texts.size());
         check_text_size(texts[i], which);
-        const std::vector<int32_t> source = tok.encode(texts[i], true);
-        if (source.empty()) throw error(which + task + ": the text has no tokens");
-        if (int64_t(source.size()) > pm.hp().n_ctx)
-            throw error(which + task + ": the text is " + std::to_string(source.size()) + " tokens, the model reads at most " + std::to_string(pm.hp().n_ctx));
+        sources.push_back(tok.encode(texts[i], true));
+        if (sources.back().empty()) throw error(which + task + ": the text has no tokens");
+        if (int64_t(sources.back().size()) > pm.hp().n_ctx)
+            throw error(which + task + ": the text is " + std::to_string(sources.back().size()) + " tokens, the model reads at most " + std::to_string(pm.hp().n_ctx));
+    }
+    std::vector<std::vector<seq2seq_hypothesis>> out(texts.size());
+    if (texts.size() > 1 && p.num_beams == 1 && !p.sampling.do_sample && !p.output_attentions && batch_sources) {
+        // greedy over a list: the texts decoded side by side, in batches of similar lengths (sorted by source length,
+        // as the encoder tasks sort theirs), kSeq2seqBatch at most
+        std::vector<size_t> order(texts.size());
+        std::iota(order.begin(), order.end(), size_t(0));
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
+        for (size_t b0 = 0; b0 < order.size(); b0 += kSeq2seqBatch) {
+            const size_t b1 = std::min(order.size(), b0 + kSeq2seqBatch);
+            std::vector<std::span<const int32_t>> batch;
+            for (size_t k = b0; k < b1; ++k) batch.emplace_back(sources[order[k]]);
+            auto hs = seq2seq_greedy_batch(*lm, pm.hp(), batch, p, cancel);
+            for (size_t k = b0; k < b1; ++k) out[order[k]] = {std::move(hs[k - b0])};
+        }
+    } else {
+        for (size_t i = 0; i < texts.size(); ++i) out[i] = seq2seq_generate(*lm, pm.hp(), sources[i], p, {}, cancel);
+    }
+    json results = json::array();
+    for (size_t i = 0; i < texts.size(); ++i) {
         json list = json::array();
-        for (const seq2seq_hypothesis& h : seq2seq_generate(*lm, pm.hp(), source, p, {}, cancel)) list.push_back(seq2seq_hypothesis_json(pm, task, source, h, p));
+        for (const seq2seq_hypothesis& h : out[i]) list.push_back(seq2seq_hypothesis_json(pm, task, sources[i], h, p));
         results.push_back(std::move(list));
     }
     return {{"results", results}};
