@@ -648,12 +648,14 @@ void pack_q8_panel(const matrix_view& Wm, int64_t n, int64_t cols, int16_t* q, f
     for (int64_t b = 0; b < nb; ++b) {
         vi iacc[q8_mr][2];
         for (int r = 0; r < q8_mr; ++r) iacc[r][0] = iacc[r][1] = vi_zero();
-        const int16_t* xb = xg + b * q8_block * q8_mr;
-        const int16_t* qb = q + b * q8_block * q8_nr;
-        for (int64_t p = 0; p < q8_block / 2; ++p) {
-            const vi w0 = vi_load(qb + p * 16), w1 = vi_load(qb + p * 16 + 8);
+        // the pointers themselves step (clang's wasm target runs without loop strength reduction: indices would
+        // cost V8 a shift and an add per address)
+        const int16_t* xp = xg + b * q8_block * q8_mr;
+        const int16_t* const xe = xp + q8_block * q8_mr;
+        for (const int16_t* wp = q + b * q8_block * q8_nr; xp != xe; xp += 2 * q8_mr, wp += 2 * q8_nr) {
+            const vi w0 = vi_load(wp), w1 = vi_load(wp + 8);
             for (int r = 0; r < q8_mr; ++r) {
-                const vi xs = vi_splat32(xb + p * 8 + 2 * r);
+                const vi xs = vi_splat32(xp + 2 * r);
                 iacc[r][0] = vi_dot_add(iacc[r][0], xs, w0);
                 iacc[r][1] = vi_dot_add(iacc[r][1], xs, w1);
             }
