@@ -111,6 +111,31 @@ TEST_CASE("kv_cache::reorder copies whole sequences from their parents", "[nn]")
     REQUIRE_THROWS_WITH(c.reorder(bad), Catch::Contains("parent 3 is not a sequence"));
 }
 
+TEST_CASE("kv_cache::keep_sequences keeps the rows asked for, in order, and the cache stays writable", "[nn]") {
+    wf::kv_cache c(3, 4, 5, 2);
+    c.n_past = 4;
+    for (int64_t l = 0; l < 3; ++l)
+        for (int64_t s = 0; s < 4; ++s)
+            for (int64_t p = 0; p < 5; ++p)
+                for (int64_t e = 0; e < 2; ++e) c.k(l, s, p)[e] = float(100 * l + 10 * s + p), c.v(l, s, p)[e] = -float(100 * l + 10 * s + p);
+    const int32_t rows[] = {1, 3};
+    c.keep_sequences(rows);
+    REQUIRE(c.n_seq() == 2);
+    REQUIRE(c.n_past == 4);
+    for (int64_t l = 0; l < 3; ++l)
+        for (int64_t i = 0; i < 2; ++i)
+            for (int64_t p = 0; p < 4; ++p) {
+                REQUIRE(c.k(l, i, p)[1] == float(100 * l + 10 * rows[i] + p));
+                REQUIRE(c.v(l, i, p)[0] == -float(100 * l + 10 * rows[i] + p));
+            }
+    c.k(2, 1, 4)[1] = 7.0f;  // the last position of the last row: inside the smaller cache
+    REQUIRE(c.k(2, 1, 4)[1] == 7.0f);
+    const int32_t unordered[] = {1, 0}, outside[] = {2};
+    REQUIRE_THROWS_WITH(c.keep_sequences(unordered), Catch::Contains("increasing sequences"));
+    REQUIRE_THROWS_WITH(c.keep_sequences(outside), Catch::Contains("increasing sequences"));
+    REQUIRE(c.n_seq() == 2);  // a refused call changes nothing
+}
+
 TEST_CASE("the arena hands out aligned, disjoint memory and settles into one block", "[nn]") {
     wf::arena a;
     float* x = a.alloc<float>(10);

@@ -32,6 +32,22 @@ void kv_cache::reorder(std::span<const int32_t> parents) {
         }
 }
 
+void kv_cache::keep_sequences(std::span<const int32_t> rows) {
+    for (size_t i = 0; i < rows.size(); ++i)
+        if (rows[i] < 0 || rows[i] >= n_seq_ || (i > 0 && rows[i] <= rows[i - 1]))
+            throw error("kv_cache::keep_sequences: the rows must be increasing sequences of the cache");
+    const int64_t n = int64_t(rows.size());
+    const size_t len = size_t(n_past * row_);
+    for (std::vector<float>* t : {&k_, &v_}) {
+        std::vector<float> kept(size_t(n_layer_ * n * capacity_ * row_));
+        for (int64_t l = 0; l < n_layer_; ++l)
+            for (int64_t i = 0; i < n; ++i)
+                std::memcpy(kept.data() + ((l * n + i) * capacity_) * row_, t->data() + at(l, rows[size_t(i)], 0), len * 4);
+        *t = std::move(kept);
+    }
+    n_seq_ = n;
+}
+
 void kv_cache::copy_prefix(const kv_cache& from, int64_t n) {
     if (from.n_layer_ != n_layer_ || from.n_seq_ != n_seq_ || from.row_ != row_ || n < 0 || n > capacity_ || n > from.capacity_)
         throw error("kv_cache::copy_prefix: the caches differ in shape, or " + std::to_string(n) + " positions do not fit");

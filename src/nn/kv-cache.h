@@ -32,6 +32,9 @@ public:
     // The first n positions of every layer and sequence copied from `from` (same layers, sequences and row width;
     // n ≤ both capacities), and n_past = n.
     void copy_prefix(const kv_cache& from, int64_t n);
+    // Only the sequences `rows` are kept (increasing, distinct): sequence i becomes what sequence rows[i] was, and
+    // n_seq = rows.size() — a batch drops the sequences that have ended.
+    void keep_sequences(std::span<const int32_t> rows);
 
 private:
     int64_t at(int64_t layer, int64_t seq, int64_t pos) const { return ((layer * n_seq_ + seq) * capacity_ + pos) * row_; }

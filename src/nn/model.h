@@ -106,17 +106,18 @@ public:
 
 // An encoder–decoder's state: each decoder layer's cross-attention keys and values over the encoder's output for
 // one or several sources (computed once each), and the decoder's own KV cache for n_seq target sequences. One source:
-// every sequence reads it (the beams of a beam search). n sources (join_sources: a batch of texts decoded side by
-// side): the sequences in n equal consecutive groups, group i reading source i.
+// every sequence reads it (the beams of a beam search). Several (join_sources: a batch of texts decoded side by
+// side): sequence b reads source seq_sources[b].
 struct seq2seq_state {
     kv_cache self;   // (n_dec_layer, n_seq, capacity, E)
     kv_cache cross;  // (n_dec_layer, n_sources, S_max, E), n_past = S_max
     std::vector<int64_t> source_lengths;  // per source, when there are several (empty: one source of n_past)
+    std::vector<int32_t> seq_sources;     // per sequence, its source, when there are several
     arena scratch;
     std::vector<float> logits;  // (rows, V) of the last decode
     int64_t n_source() const { return cross.n_past; }  // the (longest) source's length
     // The source sequence b reads, and its length.
-    int64_t source_of(int64_t b) const { return source_lengths.empty() ? 0 : b / (self.n_seq() / int64_t(source_lengths.size())); }
+    int64_t source_of(int64_t b) const { return seq_sources.empty() ? 0 : seq_sources[size_t(b)]; }
     int64_t source_length(int64_t b) const { return source_lengths.empty() ? cross.n_past : source_lengths[size_t(source_of(b))]; }
 };
 // One state for several sources, each from encode_source(…, n_seq = 1): their cross-attention keys and values side by

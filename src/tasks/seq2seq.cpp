@@ -216,7 +216,7 @@ std::vector<seq2seq_hypothesis> beam_search(const seq2seq_lm& lm, int64_t V, seq
 // Greedy decoding of several sources side by side: one decoder pass per step for all of them, so each weight matrix
 // is read once per step for the whole batch instead of once per source. Each source gets the tokens it gets alone
 // (seq2seq_generate), up to the float rounding of products over more rows (tests/test-seq2seq.cpp compares them).
-// A source that has ended keeps a row in the batch (its token: the start token; its logits unread) until all end.
+// A source that has ended leaves the batch (its rows of the decoder's cache dropped), so the batch shrinks as they end.
 std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
                                              const seq2seq_params& p, int64_t max_length, const cancel_fn* cancel) {
     if (sources.empty()) return {};
@@ -227,17 +227,18 @@ std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams
     std::vector<seq2seq_state> parts;
     for (const auto& src : sources) parts.push_back(lm.encode_source(src, max_length - 1, 1, nullptr, cancel));
     seq2seq_state st = join_sources(std::move(parts));
-    std::vector<int32_t> step(n);
+    std::vector<int32_t> live(n), step;  // live[r]: the source of the batch's row r
+    std::iota(live.begin(), live.end(), 0);
     std::vector<float> scores;
-    std::vector<bool> done(n, false);
-    for (size_t running = n; running > 0;) {
+    while (!live.empty()) {
         check_cancel(cancel);
-        for (size_t i = 0; i < n; ++i) step[i] = done[i] ? p.decoder_start_token_id : hs[i].ids.back();
+        step.clear();
+        for (int32_t i : live) step.push_back(hs[size_t(i)].ids.back());
         const std::span<const float> logits = lm.decode(st, step, false, nullptr, cancel);
-        for (size_t i = 0; i < n; ++i) {
-            if (done[i]) continue;
-            seq2seq_hypothesis& h = hs[i];
-            const std::span<const float> row = logits.subspan(i * size_t(V), size_t(V));
+        std::vector<int32_t> keep_rows, keep_live;
+        for (size_t r = 0; r < live.size(); ++r) {
+            seq2seq_hypothesis& h = hs[size_t(live[r])];
+            const std::span<const float> row = logits.subspan(r * size_t(V), size_t(V));
             scores.assign(row.begin(), row.end());
             process(p, h.ids, scores, max_length);
             const int32_t id = int32_t(std::max_element(scores.begin(), scores.end()) - scores.begin());  // the first of the largest
@@ -245,8 +246,15 @@ std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams
             h.score += log_prob(row, id);
             h.ids.push_back(id);
             if (id == p.eos_token_id) h.finish_reason = "eos";
-            if (id == p.eos_token_id || int64_t(h.ids.size()) >= max_length) done[i] = true, --running;
+            if (id != p.eos_token_id && int64_t(h.ids.size()) < max_length) keep_rows.push_back(int32_t(r)), keep_live.push_back(live[r]);
         }
+        if (keep_rows.size() < live.size() && !keep_rows.empty()) {  // drop the rows that ended
+            st.self.keep_sequences(keep_rows);
+            std::vector<int32_t> sources_kept;
+            for (int32_t r : keep_rows) sources_kept.push_back(st.seq_sources[size_t(r)]);
+            st.seq_sources = std::move(sources_kept);
+        }
+        live = std::move(keep_live);
     }
     return hs;
 }
@@ -270,6 +278,7 @@ seq2seq_state join_sources(std::vector<seq2seq_state>&& parts) {
     for (int64_t i = 0; i < n; ++i) {
         const kv_cache& c = parts[size_t(i)].cross;
         st.source_lengths.push_back(c.n_past);
+        st.seq_sources.push_back(int32_t(i));
         for (int64_t l = 0; l < L; ++l) {
             std::copy_n(c.k(l, 0, 0), size_t(c.n_past * row), st.cross.k(l, i, 0));
             std::copy_n(c.v(l, 0, 0), size_t(c.n_past * row), st.cross.v(l, i, 0));
