@@ -264,8 +264,8 @@ void pack_w(const matrix_view& Wm, int64_t n, int64_t cols, int64_t k0, int64_t 
 // One register tile: acc[r][h] (columns h·W … h·W + W − 1) = Σ_k a[k][r] · b[k][h·W …], then into y (rows < rows,
 // columns < cols): y = acc + bias on the first k block, y += acc after it. The accumulators are locals of this one
 // function so that they stay in registers.
-inline void micro_tile(const float* a, const float* b, int64_t kc, int64_t rows, int64_t cols, const float* bias, bool first,
-                       float* y, int64_t ldy) {
+[[gnu::noinline]] void micro_tile(const float* a, const float* b, int64_t kc, int64_t rows, int64_t cols, const float* bias, bool first,
+                                  float* y, int64_t ldy) {
     B c00(0.0f), c01(0.0f), c10(0.0f), c11(0.0f), c20(0.0f), c21(0.0f), c30(0.0f), c31(0.0f);
     static_assert(MR == 4, "the tile below is written out for 4 rows");
     for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
@@ -300,6 +300,9 @@ inline void micro_tile(const float* a, const float* b, int64_t kc, int64_t rows,
     }
 }
 
+// Called through a pointer the compiler must read, so that wasm-opt keeps it out of matmul (see q8_tile_ptr).
+void (*volatile micro_tile_ptr)(const float*, const float*, int64_t, int64_t, int64_t, const float*, bool, float*, int64_t) = &micro_tile;
+
 void gemm_packed(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                  int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols, tiles = (M + MR - 1) / MR, kc_max = std::min(K, KC);
@@ -307,6 +310,7 @@ void gemm_packed(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, 
     float* bpack = scratch(bpack_buf, size_t(NR * kc_max) + size_t(W));  // + W: room to align to the vector size
     bpack += (W - int64_t(reinterpret_cast<uintptr_t>(bpack) / sizeof(float) % W)) % W;
     float* line = scratch(panel_buf, size_t(kc_max));
+    const auto tile = micro_tile_ptr;
     for (int64_t k0 = 0; k0 < K; k0 += KC) {
         const int64_t kc = std::min(KC, K - k0);
         for (int64_t t = 0; t < tiles; ++t) pack_x(x, M, ldx, t * MR, k0, kc, apack + t * MR * kc);
@@ -314,7 +318,7 @@ void gemm_packed(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, 
             const int64_t cols = std::min(NR, n1 - n);
             pack_w(Wm, n, cols, k0, kc, line, bpack);
             for (int64_t t = 0; t < tiles; ++t) {
-                micro_tile(apack + t * MR * kc, bpack, kc, std::min(MR, M - t * MR), cols, bias ? bias + n : nullptr, k0 == 0,
+                tile(apack + t * MR * kc, bpack, kc, std::min(MR, M - t * MR), cols, bias ? bias + n : nullptr, k0 == 0,
                            y + t * MR * ldy + n, ldy);
             }
         }
@@ -732,20 +736,29 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 // q8_0 weights: from this many rows of x on, the packed integer tile (gemm_q8); below, gemv_q8.
 constexpr int64_t kQ8TileRows = 16;
 
+namespace {
+// Each path of matmul is a function of its own in the wasm, called through a pointer the compiler must read (as the
+// tiles above): wasm-opt inlines every function that has one caller, and matmul with all its paths inlined was
+// ~750 KB of machine code in which V8's register allocator kept the kernels' accumulators on the stack.
+using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
+path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &gemm_q8, p_gemv_q8 = &gemv_q8, p_gemm_packed = &gemm_packed,
+              p_gemm_small = &gemm_small, p_gemv_f32 = &gemv_dispatch<f32_rows>, p_gemv_f16 = &gemv_dispatch<f16_rows>,
+              p_gemv_bf16 = &gemv_dispatch<bf16_rows>;
+}  // namespace
+
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end) {
     if (M <= 0 || n_begin >= n_end) return;
-    if (M < 16 && gemv_quant_computes(Wm.type)) return gemv_quant(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    if (Wm.type == dtype::q8_0)
-        return M >= kQ8TileRows ? gemm_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end) : gemv_q8(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    if (M >= 16) return gemm_packed(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    if (M >= 4) return gemm_small(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    switch (Wm.type) {
-    case dtype::f32: return gemv_dispatch<f32_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    case dtype::f16: return gemv_dispatch<f16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    case dtype::bf16: return gemv_dispatch<bf16_rows>(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
-    default: unsupported(Wm.type);
-    }
+    path f = nullptr;
+    if (M < 16 && gemv_quant_computes(Wm.type)) f = p_gemv_quant;
+    else if (Wm.type == dtype::q8_0) f = M >= kQ8TileRows ? p_gemm_q8 : p_gemv_q8;
+    else if (M >= 16) f = p_gemm_packed;
+    else if (M >= 4) f = p_gemm_small;
+    else if (Wm.type == dtype::f32) f = p_gemv_f32;
+    else if (Wm.type == dtype::f16) f = p_gemv_f16;
+    else if (Wm.type == dtype::bf16) f = p_gemv_bf16;
+    else unsupported(Wm.type);
+    f(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
 }
 
 }  // namespace wf
