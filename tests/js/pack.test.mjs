@@ -20,7 +20,10 @@ test('the tarballs hold what users need and nothing else', () => {
     assert.match(files, new RegExp(`package/${f.replace('.', '\\.')}`), f);
   assert.doesNotMatch(files, /package\/(src|tests|tools|build|models|examples|packages)\//);
   assert.doesNotMatch(files, /\.gguf/);
-  assert.ok(statSync(runtime).size < 2_000_000, `runtime tarball is ${statSync(runtime).size} bytes`);
+  // two wasm builds (single-thread and pthreads, about 553 and 558 KB gzipped each) and the single-file build for
+  // offline sites (the wasm inlined as base64: about 793 KB gzipped): 2.02 MB on 2026-11-24; the bound catches a
+  // stray file or a debug build, not the engine's own growth
+  assert.ok(statSync(runtime).size < 2_200_000, `runtime tarball is ${statSync(runtime).size} bytes`);
   assert.match(list(models), /package\/wasmformer-bert-mini-q8_0\.gguf/);
   assert.match(list(models), /package\/wasmformer-chat-mini-q8_0\.gguf/);
 });
