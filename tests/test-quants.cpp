@@ -17,7 +17,7 @@
 //   matmul (M ≥ 16: rows widened to f32, f32 activations): ≤ 2e-6·Σ|x·w| + 1e-6, as tests/test-kernels.cpp.
 //   GPT-2 models (E = 256, 2 layers, random weights, logits of order 1–3): each type's logits against the same
 //     model stored as the type's dequantized values in F32 (what the type computes, exactly): a prefill of 17 rows
-//     (widened to f32) bit for bit (q8_0's prefill is integer too: ≤ 0.15); 5 rows and single-token decode (integer
+//     (widened to f32) bit for bit (q8_0's, q4_0's, q5_0's and iq4_nl's prefill is integer too: ≤ 0.15); 5 rows and single-token decode (integer
 //     paths) ≤ 0.15 — measured 0.037–0.072, the 8-bit activations' effect, as large as q8_0 weights' own (0.041);
 //     against the unquantized model, each type within about twice its measured effect, and not equal.
 #include <catch2/catch.hpp>
@@ -107,7 +107,8 @@ void check_against_f32(const wf::matrix_view& W, const std::vector<float>& wdeq,
     wf::matmul(x.data(), M, K, W, bias.data(), y.data(), N, 0, N);
     const wf::matrix_view Wf{dtype::f32, N, K, wdeq.data()};
     wf::ref::matmul(x.data(), M, K, Wf, bias.data(), yr.data(), N, 0, N);
-    const bool integer = M < 16 || W.type == dtype::q8_0;  // block types run in integers below 16 rows, q8_0 always
+    // block types run in integers below 16 rows; q8_0 always, and q4_0 / q5_0 / iq4_nl (re-blocked as q8_0) too
+    const bool integer = wf::matmul_quantizes_activations(W.type, M);
     const auto xq = integer ? quantized_activations(W.type, x, M, K) : x;
     const int64_t blk = wf::traits(W.type).block, nb = K / blk;
     const int64_t qb = blk == wf::qk_k ? wf::qk_k : 32;  // the activations' block
@@ -527,7 +528,7 @@ TEST_CASE("GPT-2 from GGUF in every block type (and a Q4_K_M-like mix) computes 
                                               {dtype::iq4_nl, 1.5}, {dtype::q3_k, 2.4}, {dtype::q2_k, 4.5}};
     for (auto [t, bound] : types) {
         const uint32_t g = wf::traits(t).ggml_type;
-        check(wf::dtype_name(t), [g](const std::string&) { return g; }, bound, t == dtype::q8_0);
+        check(wf::dtype_name(t), [g](const std::string&) { return g; }, bound, t == dtype::q8_0 || wf::traits(t).to_q8_0);
     }
     // Q4_K_M as llama-quantize mixes it: Q4_K matrices, Q6_K for the (tied) output and embedding and half of the
     // ffn_down / attention value rows, a Q5_0 and a Q8_0 fallback
@@ -537,7 +538,7 @@ TEST_CASE("GPT-2 from GGUF in every block type (and a Q4_K_M-like mix) computes 
         if (n == "blk.0.ffn_down.weight") return 14;
         if (n == "blk.1.ffn_down.weight") return 6;
         return 12;
-    }, 1.1);
+    }, 1.1, true);  // its q5_0 and q8_0 matrices prefill on q8_0 activations
 }
 
 TEST_CASE("GPT-2 converted at load to a block type equals the same model quantized into a GGUF file", "[quants][gguf][models]") {

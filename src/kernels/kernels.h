@@ -14,10 +14,11 @@ namespace wf {
 
 // y (M×N, row stride ldy) = x (M×K, row stride ldx) · Wᵀ + bias, W = (N×K) in a computed storage type; bias may
 // be null. Writes only columns [n_begin, n_end) of y. For q8_0 weights the activations are quantized to q8_0
-// blocks (as ggml does) and the dot products run in integers; so for the other block types (q4_0 … q6_K, iq4_nl)
-// below 16 rows (on q8_0 or q8_K activations: kernels/quants.h); otherwise weights are widened to f32.
+// blocks (as ggml does) and the dot products run in integers; so for q4_0, q5_0 and iq4_nl (their rows re-blocked
+// exactly as q8_0 from 16 rows on), and for the other block types (q4_1 … q6_K) below 16 rows (on q8_0 or q8_K
+// activations: kernels/quants.h); otherwise weights are widened to f32.
 inline bool matmul_quantizes_activations(dtype w, int64_t M) {
-    return w == dtype::q8_0 || (M < 16 && w != dtype::f32 && w != dtype::f16 && w != dtype::bf16);
+    return w == dtype::q8_0 || traits(w).to_q8_0 || (M < 16 && w != dtype::f32 && w != dtype::f16 && w != dtype::bf16);
 }
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end);

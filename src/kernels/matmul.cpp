@@ -705,10 +705,21 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     thread_local std::vector<float> dw;
     panel.resize(size_t(K * q8_nr));
     dw.resize(size_t(nb * q8_nr));
+    // q4_0, q5_0, iq4_nl: the panel's rows re-blocked as q8_0 first (exactly: the same scales, whole numbers in
+    // [−127, 127]), so that they run on the integer tile too, never widened to f32
+    const auto to_q8 = traits(Wm.type).to_q8_0;
+    const int64_t q8_row = row_bytes(dtype::q8_0, K);
+    thread_local std::vector<uint8_t> reblocked;
+    if (to_q8) reblocked.resize(size_t(q8_nr * q8_row));
     const auto tile = q8_tile_ptr;
     for (int64_t n = n0; n < n1; n += q8_nr) {
         const int64_t cols = std::min(q8_nr, n1 - n);
-        pack_q8_panel(Wm, n, cols, panel.data(), dw.data());
+        if (to_q8) {
+            for (int64_t j = 0; j < cols; ++j) to_q8(Wm.row(n + j), reblocked.data() + j * q8_row, K);
+            pack_q8_panel({dtype::q8_0, cols, K, reblocked.data()}, 0, cols, panel.data(), dw.data());
+        } else {
+            pack_q8_panel(Wm, n, cols, panel.data(), dw.data());
+        }
         for (int64_t g = 0; g < groups; ++g) {
             float out[q8_mr][q8_nr];
             tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), dw.data(), nb, out);
@@ -752,6 +763,7 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
     path f = nullptr;
     if (M < 16 && gemv_quant_computes(Wm.type)) f = p_gemv_quant;
     else if (Wm.type == dtype::q8_0) f = M >= kQ8TileRows ? p_gemm_q8 : p_gemv_q8;
+    else if (traits(Wm.type).to_q8_0) f = p_gemm_q8;  // q4_0, q5_0, iq4_nl from 16 rows on: re-blocked per panel
     else if (M >= 16) f = p_gemm_packed;
     else if (M >= 4) f = p_gemm_small;
     else if (Wm.type == dtype::f32) f = p_gemv_f32;
