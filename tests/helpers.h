@@ -62,6 +62,21 @@ inline std::shared_ptr<wf::file_set> read_dir(const std::string& dir) {
     return fs;
 }
 
+// Tensors held in memory as a tensor_source: names, types, shapes and views of bytes the test keeps alive.
+struct memory_source : wf::tensor_source {
+    std::vector<wf::raw_tensor> ts;
+    const wf::raw_tensor* find(const std::string& name) const override {
+        for (const auto& t : ts)
+            if (t.name == name) return &t;
+        return nullptr;
+    }
+    std::vector<const wf::raw_tensor*> tensors() const override {
+        std::vector<const wf::raw_tensor*> r;
+        for (const auto& t : ts) r.push_back(&t);
+        return r;
+    }
+};
+
 // A fixture (tests/data/fixtures/<name>) as a pipeline model, loaded once per test run.
 inline const wf::pipeline_model& fixture_model(const std::string& name) {
     static std::map<std::string, std::unique_ptr<wf::pipeline_model>> loaded;

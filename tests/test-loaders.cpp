@@ -211,11 +211,10 @@ TEST_CASE("config.json: malformed, mistyped, out-of-range and contradictory fiel
 
 namespace {
 // GPT-2 small's tensors (124M parameters, F32), shapes only: enough to estimate, nothing to read.
-struct gpt2_small_shapes : wf::tensor_source {
-    std::vector<wf::raw_tensor> t;
+struct gpt2_small_shapes : wft::memory_source {
     gpt2_small_shapes() {
         const int64_t E = 768, V = 50257, L = 12;
-        auto add = [&](std::string n, std::vector<int64_t> shape) { t.push_back({std::move(n), "shapes", wf::dtype::f32, std::move(shape)}); };
+        auto add = [&](std::string n, std::vector<int64_t> shape) { ts.push_back({std::move(n), "shapes", wf::dtype::f32, std::move(shape)}); };
         add("transformer.wte.weight", {V, E});
         add("transformer.wpe.weight", {1024, E});
         for (int64_t l = 0; l < L; ++l) {
@@ -225,12 +224,6 @@ struct gpt2_small_shapes : wf::tensor_source {
             add("mlp.c_proj.weight", {4 * E, E});
             for (int i = 0; i < 8; ++i) add("vector", {E});
         }
-    }
-    const wf::raw_tensor* find(const std::string&) const override { return nullptr; }
-    std::vector<const wf::raw_tensor*> tensors() const override {
-        std::vector<const wf::raw_tensor*> r;
-        for (auto& x : t) r.push_back(&x);
-        return r;
     }
 };
 }  // namespace

@@ -34,6 +34,16 @@ void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); 
 
 namespace {
 wf::loaded_model load(const char* fixture) { return wf::load_model(wft::read_dir(wft::data_path(fixture))); }
+
+// A cache whose every key row is 100·layer + 10·sequence + position (the value rows the same, negated).
+wf::kv_cache numbered_cache(int64_t layers, int64_t seqs, int64_t capacity, int64_t row) {
+    wf::kv_cache c(layers, seqs, capacity, row);
+    for (int64_t l = 0; l < layers; ++l)
+        for (int64_t s = 0; s < seqs; ++s)
+            for (int64_t p = 0; p < capacity; ++p)
+                for (int64_t e = 0; e < row; ++e) c.k(l, s, p)[e] = float(100 * l + 10 * s + p), c.v(l, s, p)[e] = -float(100 * l + 10 * s + p);
+    return c;
+}
 }  // namespace
 
 TEST_CASE("a padded batch encodes each sequence as if it were alone", "[nn][bert]") {
@@ -93,12 +103,8 @@ TEST_CASE("sequences decoded side by side equal each decoded alone, and beams re
 }
 
 TEST_CASE("kv_cache::reorder copies whole sequences from their parents", "[nn]") {
-    wf::kv_cache c(2, 3, 4, 5);
+    wf::kv_cache c = numbered_cache(2, 3, 4, 5);
     c.n_past = 3;
-    for (int64_t l = 0; l < 2; ++l)
-        for (int64_t s = 0; s < 3; ++s)
-            for (int64_t p = 0; p < 4; ++p)
-                for (int64_t e = 0; e < 5; ++e) c.k(l, s, p)[e] = float(100 * l + 10 * s + p), c.v(l, s, p)[e] = -float(100 * l + 10 * s + p);
     const int32_t parents[] = {2, 0, 0};
     c.reorder(parents);
     for (int64_t l = 0; l < 2; ++l)
@@ -112,12 +118,8 @@ TEST_CASE("kv_cache::reorder copies whole sequences from their parents", "[nn]")
 }
 
 TEST_CASE("kv_cache::keep_sequences keeps the rows asked for, in order, and the cache stays writable", "[nn]") {
-    wf::kv_cache c(3, 4, 5, 2);
+    wf::kv_cache c = numbered_cache(3, 4, 5, 2);
     c.n_past = 4;
-    for (int64_t l = 0; l < 3; ++l)
-        for (int64_t s = 0; s < 4; ++s)
-            for (int64_t p = 0; p < 5; ++p)
-                for (int64_t e = 0; e < 2; ++e) c.k(l, s, p)[e] = float(100 * l + 10 * s + p), c.v(l, s, p)[e] = -float(100 * l + 10 * s + p);
     const int32_t rows[] = {1, 3};
     c.keep_sequences(rows);
     REQUIRE(c.n_seq() == 2);

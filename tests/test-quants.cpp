@@ -429,19 +429,8 @@ TEST_CASE("dtype conversion at load: every block type by ggml's quantizer, the v
     REQUIRE_THROWS_WITH(wf::dtype_option::parse("q4_k_m"), Catch::Contains("q4_k, q4_1, q4_0"));
 
     // one source: a 3 × 512 matrix, a 7 × 256 one (7: the vocabulary) and a 2 × 96 one (not whole 256-blocks)
-    struct source : wf::tensor_source {
-        std::vector<wf::raw_tensor> ts;
+    struct source : wft::memory_source {
         std::vector<std::vector<float>> data;
-        const wf::raw_tensor* find(const std::string& n) const override {
-            for (auto& t : ts)
-                if (t.name == n) return &t;
-            return nullptr;
-        }
-        std::vector<const wf::raw_tensor*> tensors() const override {
-            std::vector<const wf::raw_tensor*> r;
-            for (auto& t : ts) r.push_back(&t);
-            return r;
-        }
     } src;
     const std::pair<int64_t, int64_t> shapes[] = {{3, 512}, {7, 256}, {2, 96}};
     for (int i = 0; i < 3; ++i) src.data.push_back(wft::random_floats(size_t(shapes[i].first * shapes[i].second), 77 + i, -2.0f, 2.0f));

@@ -11,8 +11,9 @@
 // which packs W on every call: 0.316 ms for BERT-base's 768 × 768 in wasm, 0.144 ms now.
 // The other block types (q4_0 … q6_K, iq4_nl: kernels/quants.h) run in integers too below 16 rows (gemv_quant, on
 // q8_0 or q8_K activations, W read once per 3 rows: their scalar dequantizers made gemm_small's widening 20× the
-// work at 4 rows); from 16 rows on, gemm_packed widens their rows to f32 a panel segment at a time
-// (widen_segment) — each weight once per call, never the whole matrix — and runs as f32.
+// work at 4 rows). From 16 rows on, q4_0, q5_0 and iq4_nl take gemm_q8 (each panel's rows re-blocked exactly as
+// q8_0 first); the others are widened to f32 by gemm_packed a panel segment at a time (widen_segment) — each weight
+// once per call, never the whole matrix — and run as f32.
 #include <algorithm>
 #include <cmath>
 #include <cstring>

@@ -43,10 +43,7 @@ storage_plan storage_plan::convert_all(dtype t, int64_t n_vocab) {
     // at q8_0, not llama.cpp's q6_K: here q8_0's integer GEMV runs that matrix about twice as fast as q6_K's (GPT-2
     // small at q4_0, Node, one thread: 32 tokens in 394 ms against 810 ms with a q6_K output layer, 471 ms at q8_0
     // throughout), its quantizer is 3× faster at load, and it is closer to f32 (8.5 bits against 6.56)
-    if (n_vocab > 0 && traits(t).block_bytes * 8.0 / traits(t).block < 6.5) {
-        p.vocab_rows = n_vocab;
-        p.vocab_to = dtype::q8_0;
-    }
+    if (n_vocab > 0 && traits(t).block_bytes * 8.0 / traits(t).block < 6.5) p.vocab_rows = n_vocab;
     return p;
 }
 
@@ -65,7 +62,7 @@ storage_plan storage_plan::widen_halves() {
 // else f32 (4× a q8_0 row; never reached by the types the engine loads today).
 dtype storage_plan::target(dtype stored, int64_t cols, int64_t rows) const {
     dtype t = as_stored ? stored : to[size_t(stored)];
-    if (!as_stored && vocab_rows > 0 && rows == vocab_rows) t = vocab_to;
+    if (!as_stored && vocab_rows > 0 && rows == vocab_rows) t = kVocabType;
     if (cols % traits(t).block != 0) switch (t) {
         case dtype::q2_k:
         case dtype::q3_k: t = dtype::iq4_nl; break;

@@ -42,8 +42,10 @@ struct storage_plan {
     bool as_stored = true;
     dtype to[std::size(all_dtypes)] = {};  // per stored type, when !as_stored
     static storage_plan keep() { return {}; }
-    int64_t vocab_rows = 0;     // matrices of this many rows (the vocabulary's: embeddings, output layer) …
-    dtype vocab_to = dtype::f32;  // … become this type instead, when vocab_rows > 0 and !as_stored
+    // Matrices of this many rows (the vocabulary's: embeddings, output layer) become kVocabType instead, when
+    // vocab_rows > 0 and !as_stored.
+    static constexpr dtype kVocabType = dtype::q8_0;
+    int64_t vocab_rows = 0;
     // Every matrix to t; with n_vocab, below 6.5 bits per weight, the vocabulary matrices to q8_0.
     static storage_plan convert_all(dtype t, int64_t n_vocab = 0);
     static storage_plan widen_halves();  // f16, bf16 → f32; the other types kept (owned)

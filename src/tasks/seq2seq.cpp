@@ -69,6 +69,36 @@ struct beam {
     std::vector<std::vector<float>> attention;
 };
 
+// max_length counts the start token; the decoder reads positions 0 … max_length − 2.
+int64_t max_length_of(const seq2seq_params& p, const hparams& hp) { return std::min(p.max_new_tokens, hp.n_ctx) + 1; }
+
+void check_start_token(const seq2seq_params& p, const hparams& hp) {
+    if (p.decoder_start_token_id < 0 || p.decoder_start_token_id >= hp.n_vocab)
+        throw error("generation: decoder_start_token_id " + std::to_string(p.decoder_start_token_id) + " is not a token of the model (its config.json must give one)");
+}
+
+// The settings under which several sources are decoded side by side (greedy_batch).
+bool side_by_side(const seq2seq_params& p) { return p.num_beams == 1 && !p.sampling.do_sample && !p.output_attentions; }
+
+// h's next token from the decoder's logits for it: Hugging Face's processors, then `pick` (sampling) or the first of
+// the largest (greedy); appended with its log-probability under the unprocessed logits, finish_reason set.
+int32_t choose_next(const seq2seq_params& p, seq2seq_hypothesis& h, std::span<const float> logits, std::vector<float>& scores,
+                    int64_t max_length, sampler* pick) {
+    scores.assign(logits.begin(), logits.end());
+    process(p, h.ids, scores, max_length);
+    int32_t id;
+    if (pick) {
+        id = pick->pick(scores);
+    } else {
+        id = int32_t(std::max_element(scores.begin(), scores.end()) - scores.begin());
+        if (!(scores[size_t(id)] > -kInf)) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
+    }
+    h.score += log_prob(logits, id);
+    h.ids.push_back(id);
+    h.finish_reason = id == p.eos_token_id ? "eos" : "length";
+    return id;
+}
+
 }  // namespace
 
 // One greedy or sampled step: the decoder on the last token, the processors, the choice.
@@ -91,19 +121,8 @@ bool greedy_step(const seq2seq_lm& lm, seq2seq_state& st, seq2seq_session::greed
     g.trace.want_cross = p.output_attentions;
     g.trace.cross_attention.clear();
     const std::span<const float> logits = lm.decode(st, std::span<const int32_t>(&h.ids.back(), 1), false, p.output_attentions ? &g.trace : nullptr, cancel);
-    g.scores.assign(logits.begin(), logits.end());
-    process(p, h.ids, g.scores, max_length);
-    int32_t id;
-    if (p.sampling.do_sample) {
-        id = g.pick.pick(g.scores);
-    } else {  // the first of the largest
-        id = int32_t(std::max_element(g.scores.begin(), g.scores.end()) - g.scores.begin());
-        if (!(g.scores[size_t(id)] > -kInf)) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
-    }
-    h.score += log_prob(logits, id);
-    h.ids.push_back(id);
+    choose_next(p, h, logits, g.scores, max_length, p.sampling.do_sample ? &g.pick : nullptr);
     if (p.output_attentions) h.cross_attention.push_back(step_attention(g.trace, 0, per_layer));
-    h.finish_reason = id == p.eos_token_id ? "eos" : "length";
     return true;
 }
 
@@ -238,14 +257,7 @@ std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams
         std::vector<int32_t> keep_rows, keep_live;
         for (size_t r = 0; r < live.size(); ++r) {
             seq2seq_hypothesis& h = hs[size_t(live[r])];
-            const std::span<const float> row = logits.subspan(r * size_t(V), size_t(V));
-            scores.assign(row.begin(), row.end());
-            process(p, h.ids, scores, max_length);
-            const int32_t id = int32_t(std::max_element(scores.begin(), scores.end()) - scores.begin());  // the first of the largest
-            if (!(scores[size_t(id)] > -kInf)) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
-            h.score += log_prob(row, id);
-            h.ids.push_back(id);
-            if (id == p.eos_token_id) h.finish_reason = "eos";
+            const int32_t id = choose_next(p, h, logits.subspan(r * size_t(V), size_t(V)), scores, max_length, nullptr);
             if (id != p.eos_token_id && int64_t(h.ids.size()) < max_length) keep_rows.push_back(int32_t(r)), keep_live.push_back(live[r]);
         }
         if (keep_rows.size() < live.size() && !keep_rows.empty()) {  // drop the rows that ended
@@ -291,25 +303,21 @@ seq2seq_state join_sources(std::vector<seq2seq_state>&& parts) {
 
 std::vector<seq2seq_hypothesis> seq2seq_greedy_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
                                                      const seq2seq_params& p, const cancel_fn* cancel) {
-    if (p.num_beams != 1 || p.sampling.do_sample || p.output_attentions)
+    if (!side_by_side(p))
         throw error("generation: decoding sources side by side is greedy only (num_beams 1, no sampling, no output_attentions)");
-    if (p.decoder_start_token_id < 0 || p.decoder_start_token_id >= hp.n_vocab)
-        throw error("generation: decoder_start_token_id " + std::to_string(p.decoder_start_token_id) + " is not a token of the model (its config.json must give one)");
-    const int64_t max_length = std::min(p.max_new_tokens, hp.n_ctx) + 1;
+    check_start_token(p, hp);
+    const int64_t max_length = max_length_of(p, hp);
     if (max_length < 2) return std::vector<seq2seq_hypothesis>(sources.size(), seq2seq_hypothesis{{p.decoder_start_token_id}, 0.0, "length", {}});
     return greedy_batch(lm, hp, sources, p, max_length, cancel);
 }
 
 std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hparams& hp, std::span<const int32_t> source, const seq2seq_params& p,
                                                  const seq2seq_stream& on_token, const cancel_fn* cancel) {
-    if (p.decoder_start_token_id < 0 || p.decoder_start_token_id >= hp.n_vocab)
-        throw error("generation: decoder_start_token_id " + std::to_string(p.decoder_start_token_id) + " is not a token of the model (its config.json must give one)");
+    check_start_token(p, hp);
     if (p.num_beams < 1 || p.num_return_sequences < 1 || p.num_return_sequences > p.num_beams)
         throw error("generation: num_return_sequences (" + std::to_string(p.num_return_sequences) + ") must be in [1, num_beams = " + std::to_string(p.num_beams) + "]");
-    // max_length counts the start token; the decoder reads positions 0 … max_length − 2
-    const int64_t new_tokens = std::min(p.max_new_tokens, hp.n_ctx);
-    const int64_t max_length = new_tokens + 1;
-    if (new_tokens < 1) return {seq2seq_hypothesis{{p.decoder_start_token_id}, 0.0, "length", {}}};
+    const int64_t max_length = max_length_of(p, hp);
+    if (max_length < 2) return {seq2seq_hypothesis{{p.decoder_start_token_id}, 0.0, "length", {}}};
     seq2seq_state st = lm.encode_source(source, max_length - 1, p.num_beams, nullptr, cancel);
     const int64_t per_layer = hp.n_dec_head * st.n_source();
     if (p.num_beams > 1) return beam_search(lm, hp.n_vocab, st, p, max_length, per_layer, cancel);
@@ -328,7 +336,7 @@ seq2seq_session::seq2seq_session(const pipeline_model& pm, const std::string& ta
     if (source_.empty()) throw error(task + ": the text has no tokens");
     if (int64_t(source_.size()) > pm.hp().n_ctx)
         throw error(task + ": the text is " + std::to_string(source_.size()) + " tokens, the model reads at most " + std::to_string(pm.hp().n_ctx));
-    max_length_ = std::min(p_.max_new_tokens, pm.hp().n_ctx) + 1;
+    max_length_ = max_length_of(p_, pm.hp());
 }
 
 seq2seq_session::~seq2seq_session() = default;
@@ -418,7 +426,7 @@ json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const s
             throw error(which + task + ": the text is " + std::to_string(sources.back().size()) + " tokens, the model reads at most " + std::to_string(pm.hp().n_ctx));
     }
     std::vector<std::vector<seq2seq_hypothesis>> out(texts.size());
-    if (texts.size() > 1 && p.num_beams == 1 && !p.sampling.do_sample && !p.output_attentions && batch_sources) {
+    if (texts.size() > 1 && side_by_side(p) && batch_sources) {
         // greedy over a list: the texts decoded side by side, in batches of similar lengths (sorted by source length,
         // as the encoder tasks sort theirs), kSeq2seqBatch at most
         std::vector<size_t> order(texts.size());

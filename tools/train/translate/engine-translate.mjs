@@ -6,7 +6,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 
-import { Model, Tokenizer } from '../../../web/src/index.node.js';
+import { Model } from '../../../web/src/index.node.js';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: {
   model: { type: 'string', default: 'models/wasmformer-translate-en-es' }, dtype: { type: 'string', default: 'q8_0' } } });
@@ -14,14 +14,13 @@ const [sourcesFile, outFile] = positionals;
 if (!outFile) throw new Error('usage: engine-translate.mjs SOURCES.json OUT.json [--model DIR] [--dtype q8_0]');
 const verses = JSON.parse(readFileSync(sourcesFile, 'utf8'));
 const model = await Model.load(values.model, { dtype: values.dtype });
-const tok = await Tokenizer.load(values.model);
 const hyps = {}, minutes = {};
 for (const [name, beams] of [['greedy', 1], ['beam4', 4]]) {
   for (const eng of ['kjv', 'web']) {
     const key = `${name} ${eng}`, t0 = performance.now();
     hyps[key] = [];
     for (const v of verses) {
-      const n = (await tok.encode(v[eng])).length;
+      const n = (await model.tokenizer.encode(v[eng])).length;
       const [[r]] = await model.translate(v[eng], { num_beams: beams, max_new_tokens: Math.min(2 * n + 16, 511) });
       hyps[key].push(r.translation_text);
     }
@@ -32,4 +31,3 @@ for (const [name, beams] of [['greedy', 1], ['beam4', 4]]) {
 writeFileSync(outFile, JSON.stringify({ engine: `wasmformer ${values.dtype} (${model.info.dtype}), one thread, Node ${process.version}`,
   options: { max_new_tokens: '2 × source tokens + 16 (≤ 511)', num_beams: [1, 4] }, keys: verses.map((v) => v.key), hyps, minutes }, null, 1));
 await model.dispose();
-await tok.dispose();

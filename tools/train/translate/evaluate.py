@@ -93,6 +93,16 @@ def score(hyps, refs):
             "empty": sum(not h.strip() for h in hyps)}
 
 
+def add_evaluation(path, key, res):
+    """res as training.json's evaluation[key]."""
+    with open(path) as f:
+        tj = json.load(f)
+    tj.setdefault("evaluation", {})[key] = res
+    with open(path, "w") as f:
+        json.dump(tj, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="build/translate-train")
@@ -127,12 +137,7 @@ def main():
                "scores": {k: score(h, refs) for k, h in eng["hyps"].items()}, "minutes": eng["minutes"]}
         print(json.dumps(res, indent=1))
         if a.into:
-            with open(a.into) as f:
-                tj = json.load(f)
-            tj.setdefault("evaluation", {})["engine_" + (f"limit{a.limit}" if a.limit else "all")] = res
-            with open(a.into, "w") as f:
-                json.dump(tj, f, indent=2, ensure_ascii=False)
-                f.write("\n")
+            add_evaluation(a.into, "engine_" + (f"limit{a.limit}" if a.limit else "all"), res)
         return
     model, tok, gen, source = load(a.model if not a.ckpt else None, a.ckpt, a.data)
     res = {"source": source, "verses": len(test), "generation_config": gen, "scores": {}, "minutes": {}}
@@ -165,13 +170,7 @@ def main():
         with open(a.json, "w") as f:
             json.dump(full, f, indent=1, ensure_ascii=False)
     if a.into:
-        with open(a.into) as f:
-            tj = json.load(f)
-        key = ("ckpt_" if a.ckpt else "") + (f"limit{a.limit}" if a.limit else "all")
-        tj.setdefault("evaluation", {})[key] = res
-        with open(a.into, "w") as f:
-            json.dump(tj, f, indent=2, ensure_ascii=False)
-            f.write("\n")
+        add_evaluation(a.into, ("ckpt_" if a.ckpt else "") + (f"limit{a.limit}" if a.limit else "all"), res)
 
 
 if __name__ == "__main__":
