@@ -1,6 +1,11 @@
 // Attention on top of the vector kernels: for each head and query, scores = K·q·scale + bias (masked to −inf),
-// softmax, then out = Σ_j p_j·v_j. The SIMD version and its scalar twin share this one loop, instantiated with
-// the SIMD kernels (wf::dot, wf::softmax, wf::axpy) or their scalar twins (wf::ref::…).
+// softmax, then out = Σ_j p_j·v_j. The scalar twin is that loop, query by query, on the scalar kernels
+// (wf::ref::dot, softmax, axpy); the SIMD version runs the same loop on the SIMD kernels for fewer than 4 queries
+// (decode), and from 4 queries on (prefill, encoders) takes them 4 at a time as two register tiles (blocked):
+//   scores (4 × keys) = Q_block · Kᵀ, an outer-product tile on the head's K transposed once per call, [d][key];
+//   out (4 × head_dim) = P · V, an outer-product tile on V's rows as they are stored;
+// between them the same masking, bias, soft cap and softmax per query as the twin. Each key's vector is then read
+// once per 4 queries instead of once per query, and no dot product ends in a horizontal sum.
 #include "kernels/attention.h"
 
 #include <algorithm>
@@ -8,6 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <vector>
+#include <xsimd/xsimd.hpp>
 
 #include "kernels/kernels.h"
 
@@ -48,9 +54,124 @@ void attention_impl(const attention_args& a) {
     }
 }
 
+using B = xsimd::batch<float>;
+constexpr int64_t W = int64_t(B::size);
+constexpr int64_t QB = 4;       // queries per block
+constexpr int64_t NB = 2 * W;   // keys (scores tile) or output columns (P·V tile) per tile
+
+float* grown(std::vector<float>& buf, size_t n) {
+    if (buf.size() < n) buf.resize(std::bit_ceil(n));
+    return buf.data();
+}
+
+// Keys first … last that query i of the block sees (as attention_impl decides them), key_valid aside.
+void key_range(const attention_args& a, int64_t i, int64_t& first, int64_t& last) {
+    const int64_t at = a.q_pos + i;
+    first = 0, last = a.causal ? std::min(a.n_kv - 1, at) : a.n_kv - 1;
+    if (a.window >= 0) first = std::max<int64_t>(0, at - a.window), last = std::min(last, at + a.window);
+}
+
+void attention_blocked(const attention_args& a) {
+    const int h1 = a.head_end < 0 ? a.n_head : a.head_end;
+    const int64_t D = a.head_dim, n_kv = a.n_kv, ld_s = (n_kv + NB - 1) / NB * NB;
+    const int group = a.n_head_kv > 0 ? a.n_head / a.n_head_kv : 1;
+    thread_local std::vector<float> kt_buf, s_buf;
+    float* kt = grown(kt_buf, size_t(D * ld_s));  // the K/V head's keys transposed: kt[d·ld_s + j], zero past n_kv
+    float* s = grown(s_buf, size_t(QB * ld_s));   // the block's scores, then probabilities, one row per query
+    int packed = -1;
+    for (int h = a.head_begin; h < h1; ++h) {
+        const int64_t kv = int64_t(h / group) * D;
+        if (h / group != packed) {
+            for (int64_t j = 0; j < n_kv; ++j) {
+                const float* kj = a.k + j * a.ld_k + kv;
+                for (int64_t d = 0; d < D; ++d) kt[d * ld_s + j] = kj[d];
+            }
+            for (int64_t d = 0; d < D; ++d) std::fill(kt + d * ld_s + n_kv, kt + (d + 1) * ld_s, 0.0f);
+            packed = h / group;
+        }
+        for (int64_t i0 = 0; i0 < a.n_q; i0 += QB) {
+            const int64_t qn = std::min(QB, a.n_q - i0);
+            int64_t first[QB], last[QB], lo = n_kv, hi = -1;
+            const float* q[QB];
+            for (int64_t r = 0; r < QB; ++r) {
+                const int64_t i = i0 + std::min(r, qn - 1);  // rows past the end repeat the last query (not stored)
+                q[r] = a.q + i * a.ld_q + h * D;
+                key_range(a, i, first[r], last[r]);
+                lo = std::min(lo, first[r]), hi = std::max(hi, last[r]);
+            }
+            // scores of keys [lo, hi] (whole tiles of NB from lo rounded down), each tile over all of d
+            for (int64_t j0 = lo / NB * NB; j0 <= hi; j0 += NB) {
+                B c00(0.0f), c01(0.0f), c10(0.0f), c11(0.0f), c20(0.0f), c21(0.0f), c30(0.0f), c31(0.0f);
+                const float* kd = kt + j0;
+                for (int64_t d = 0; d < D; ++d, kd += ld_s) {
+                    const B b0 = B::load_unaligned(kd), b1 = B::load_unaligned(kd + W);
+                    const B a0(q[0][d]), a1(q[1][d]), a2(q[2][d]), a3(q[3][d]);
+                    c00 = xsimd::fma(a0, b0, c00), c01 = xsimd::fma(a0, b1, c01);
+                    c10 = xsimd::fma(a1, b0, c10), c11 = xsimd::fma(a1, b1, c11);
+                    c20 = xsimd::fma(a2, b0, c20), c21 = xsimd::fma(a2, b1, c21);
+                    c30 = xsimd::fma(a3, b0, c30), c31 = xsimd::fma(a3, b1, c31);
+                }
+                c00.store_unaligned(s + j0), c01.store_unaligned(s + j0 + W);
+                c10.store_unaligned(s + ld_s + j0), c11.store_unaligned(s + ld_s + j0 + W);
+                c20.store_unaligned(s + 2 * ld_s + j0), c21.store_unaligned(s + 2 * ld_s + j0 + W);
+                c30.store_unaligned(s + 3 * ld_s + j0), c31.store_unaligned(s + 3 * ld_s + j0 + W);
+            }
+            // per query: scale, bias, soft cap and masks, as the twin; softmax
+            for (int64_t r = 0; r < qn; ++r) {
+                const int64_t i = i0 + r;
+                float* sr = s + r * ld_s;
+                for (int64_t j = 0; j < n_kv; ++j) {
+                    const bool ok = j >= first[r] && j <= last[r] && (!a.key_valid || a.key_valid[j]);
+                    float v = ok ? sr[j] * a.scale : -INFINITY;
+                    if (ok && a.bias) v += a.bias[(h * a.n_q + i) * n_kv + j];
+                    if (ok && a.softcap > 0.0f) v = a.softcap * std::tanh(v / a.softcap);
+                    sr[j] = v;
+                }
+                softmax(sr, n_kv);
+                if (a.probs) std::memcpy(a.probs + (h * a.n_q + i) * n_kv, sr, size_t(n_kv) * sizeof(float));
+            }
+            // out = P · V over keys [lo, hi], NB columns of the head at a time, then the last columns one by one; the
+            // rows past qn (a repeated query's scores) are computed and dropped
+            float* o[QB];
+            for (int64_t r = 0; r < QB; ++r) o[r] = a.out + (i0 + std::min(r, qn - 1)) * a.ld_out + h * D;
+            const float* p0 = s;
+            const float* p1 = s + ld_s;
+            const float* p2 = s + 2 * ld_s;
+            const float* p3 = s + 3 * ld_s;
+            int64_t e = 0;
+            for (; e + NB <= D; e += NB) {
+                B c00(0.0f), c01(0.0f), c10(0.0f), c11(0.0f), c20(0.0f), c21(0.0f), c30(0.0f), c31(0.0f);
+                const float* vj = a.v + lo * a.ld_v + kv + e;
+                for (int64_t j = lo; j <= hi; ++j, vj += a.ld_v) {
+                    if (a.key_valid && !a.key_valid[j]) continue;  // never read: a padding row may hold anything
+                    const B b0 = B::load_unaligned(vj), b1 = B::load_unaligned(vj + W);
+                    const B a0(p0[j]), a1(p1[j]), a2(p2[j]), a3(p3[j]);
+                    c00 = xsimd::fma(a0, b0, c00), c01 = xsimd::fma(a0, b1, c01);
+                    c10 = xsimd::fma(a1, b0, c10), c11 = xsimd::fma(a1, b1, c11);
+                    c20 = xsimd::fma(a2, b0, c20), c21 = xsimd::fma(a2, b1, c21);
+                    c30 = xsimd::fma(a3, b0, c30), c31 = xsimd::fma(a3, b1, c31);
+                }
+                const B acc[QB][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
+                for (int64_t r = 0; r < qn; ++r) acc[r][0].store_unaligned(o[r] + e), acc[r][1].store_unaligned(o[r] + e + W);
+            }
+            for (; e < D; ++e)
+                for (int64_t r = 0; r < qn; ++r) {
+                    const float* pr = s + r * ld_s;
+                    float acc = 0.0f;
+                    for (int64_t j = lo; j <= hi; ++j)
+                        if (!a.key_valid || a.key_valid[j]) acc += pr[j] * a.v[j * a.ld_v + kv + e];
+                    o[r][e] = acc;
+                }
+        }
+    }
+}
+
 }  // namespace
 
-void attention(const attention_args& a) { attention_impl<dot, softmax, axpy>(a); }
+void attention(const attention_args& a) {
+    if (a.n_q >= QB) return attention_blocked(a);
+    attention_impl<dot, softmax, axpy>(a);
+}
 
 namespace ref {
 void attention(const attention_args& a) { attention_impl<dot, softmax, axpy>(a); }
