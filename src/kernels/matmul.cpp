@@ -4,7 +4,8 @@
 // Three shapes of work. Prefill and encoders (M ≥ 16) run an outer-product register tile on packed panels (see
 // gemm_packed): x and W are copied once per k block into the order the tile reads them, widened to f32 on the way.
 // A few rows (4 ≤ M < 16) keep the dot-product tile on W's rows as stored, where packing would cost more than it
-// saves. Decode (M < 4) reads W rows straight from storage, 4 or 8 at a time, widened in registers.
+// saves. Decode (M < 4) reads W rows straight from storage, widened in registers: one at a time for one row of x
+// (one sequential stream: gemv_one_stream), 4 at a time for 2 or 3 rows.
 // q8_0 weights always run in integers on q8_0-quantized activations: below 16 rows (decode, beams) as integer dot
 // products on W as stored, each W row read once for all rows of x (3.8× fewer weight bytes than f32, at integer
 // speed); from 16 rows on as an integer outer-product tile on packed W (gemm_q8). 4 rows (4 beams) once took the tile,
