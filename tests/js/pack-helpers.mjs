@@ -8,20 +8,42 @@ import path from 'node:path';
 import { root } from './helpers.mjs';
 
 let packed = null;
-// → { dir, runtime, models }: the two tarballs (made once per test process)
+// → { dir, runtime, models, deps }: the two tarballs, and `deps`, tarballs of the runtime's own dependencies
+// (made once per test process).
+// An offline install must resolve the runtime's dependencies (@huggingface/jinja) without the registry. `npm ci`
+// on a fresh machine caches their tarballs but not their registry documents (packuments), so `npm install
+// --offline` of the runtime alone fails there with ENOTCACHED (it passed only where some earlier `npm install` had
+// cached them). They are packed from the repository's node_modules instead — the versions package-lock.json
+// pins — and installed beside the runtime, where the runtime's ranges must accept them (else npm would ask the
+// registry, and the install fails).
 export function pack() {
   if (packed) return packed;
   const dir = mkdtempSync(path.join(tmpdir(), 'wasmformer-pack-'));
   execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: root, stdio: 'ignore' });
   execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: path.join(root, 'packages/models'), stdio: 'ignore' });
   const find = (re) => path.join(dir, readdirSync(dir).find((f) => re.test(f)));
-  packed = { dir, runtime: find(/^wasmformer-\d/), models: find(/^wasmformer-models-/) };
+  const depsDir = path.join(dir, 'deps');
+  execFileSync('mkdir', ['-p', depsDir]);
+  const seen = new Set();
+  const packDeps = (manifest) => {
+    for (const name of Object.keys(manifest.dependencies ?? {})) {
+      if (seen.has(name)) continue;
+      seen.add(name);
+      const where = path.join(root, 'node_modules', name);
+      execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', depsDir], { cwd: where, stdio: 'ignore' });
+      packDeps(JSON.parse(readFileSync(path.join(where, 'package.json'), 'utf8')));
+    }
+  };
+  packDeps(JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')));
+  const deps = readdirSync(depsDir).map((f) => path.join(depsDir, f));
+  packed = { dir, runtime: find(/^wasmformer-\d/), models: find(/^wasmformer-models-/), deps };
   return packed;
 }
 
-// A fresh app: `from` (an example folder) copied, or an empty package; both tarballs installed offline.
+// A fresh app: `from` (an example folder) copied, or an empty package; both tarballs (and the runtime's
+// dependencies, see pack) installed offline.
 export function freshApp(name, from = null) {
-  const { dir, runtime, models } = pack();
+  const { dir, runtime, models, deps } = pack();
   const app = path.join(dir, name);
   if (from) {
     cpSync(from, app, { recursive: true, filter: (s) => !/node_modules|[\\/]dist$/.test(s) });
@@ -35,7 +57,7 @@ export function freshApp(name, from = null) {
     execFileSync('mkdir', ['-p', app]);
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
   }
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--omit=dev', runtime, models], { cwd: app, stdio: 'ignore' });
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--omit=dev', runtime, models, ...deps], { cwd: app, stdio: 'ignore' });
   return app;
 }
 
