@@ -20,30 +20,47 @@
 namespace wf {
 namespace {
 
+// Scratch that grows in powers of two from 1024 values (a growing KV cache rarely reallocates it), then is reused.
+float* grown(std::vector<float>& buf, size_t n) {
+    if (buf.size() < n) buf.resize(std::bit_ceil(std::max<size_t>(1024, n)));
+    return buf.data();
+}
+
+// Keys first … last that query i sees by position (causal, sliding window); key_valid aside.
+void key_range(const attention_args& a, int64_t i, int64_t& first, int64_t& last) {
+    const int64_t at = a.q_pos + i;  // the query's position among the keys
+    first = 0, last = a.causal ? std::min(a.n_kv - 1, at) : a.n_kv - 1;
+    if (a.window >= 0) first = std::max<int64_t>(0, at - a.window), last = std::min(last, at + a.window);
+}
+
+bool visible(const attention_args& a, int64_t j, int64_t first, int64_t last) {
+    return j >= first && j <= last && (!a.key_valid || a.key_valid[j]);
+}
+
+// A visible key's score from its dot product with query i of head h: scaled, plus the bias, soft-capped.
+float finish_score(const attention_args& a, int h, int64_t i, int64_t j, float dot) {
+    float s = dot * a.scale;
+    if (a.bias) s += a.bias[(h * a.n_q + i) * a.n_kv + j];
+    if (a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
+    return s;
+}
+
 template <float (*Dot)(const float*, const float*, int64_t), void (*Softmax)(float*, int64_t),
           void (*Axpy)(float, const float*, float*, int64_t)>
 void attention_impl(const attention_args& a) {
     const int h1 = a.head_end < 0 ? a.n_head : a.head_end;
     const int64_t D = a.head_dim;
     const int group = a.n_head_kv > 0 ? a.n_head / a.n_head_kv : 1;  // query heads per K/V head
-    // per-thread scores, grown in powers of two from 1024 keys: a growing KV cache rarely reallocates them
-    thread_local std::vector<float> scores_buf;
-    if (scores_buf.size() < size_t(a.n_kv)) scores_buf.resize(std::bit_ceil(std::max<size_t>(1024, size_t(a.n_kv))));
-    float* scores = scores_buf.data();
+    thread_local std::vector<float> scores_buf;  // per thread
+    float* scores = grown(scores_buf, size_t(a.n_kv));
     for (int h = a.head_begin; h < h1; ++h) {
         const int64_t kv = int64_t(h / group) * D;
         for (int64_t i = 0; i < a.n_q; ++i) {
             const float* qi = a.q + i * a.ld_q + h * D;
-            const int64_t at = a.q_pos + i;  // the query's position among the keys
-            int64_t first = 0, last = a.causal ? std::min(a.n_kv - 1, at) : a.n_kv - 1;  // keys first … last
-            if (a.window >= 0) first = std::max<int64_t>(0, at - a.window), last = std::min(last, at + a.window);
-            for (int64_t j = 0; j < a.n_kv; ++j) {
-                const bool ok = j >= first && j <= last && (!a.key_valid || a.key_valid[j]);
-                float s = ok ? Dot(qi, a.k + j * a.ld_k + kv, D) * a.scale : -INFINITY;
-                if (ok && a.bias) s += a.bias[(h * a.n_q + i) * a.n_kv + j];
-                if (ok && a.softcap > 0.0f) s = a.softcap * std::tanh(s / a.softcap);
-                scores[j] = s;
-            }
+            int64_t first, last;
+            key_range(a, i, first, last);
+            for (int64_t j = 0; j < a.n_kv; ++j)
+                scores[j] = visible(a, j, first, last) ? finish_score(a, h, i, j, Dot(qi, a.k + j * a.ld_k + kv, D)) : -INFINITY;
             Softmax(scores, a.n_kv);
             float* oi = a.out + i * a.ld_out + h * D;
             std::memset(oi, 0, size_t(D) * sizeof(float));
@@ -59,16 +76,9 @@ constexpr int64_t W = int64_t(B::size);
 constexpr int64_t QB = 4;       // queries per block
 constexpr int64_t NB = 2 * W;   // keys (scores tile) or output columns (P·V tile) per tile
 
-float* grown(std::vector<float>& buf, size_t n) {
-    if (buf.size() < n) buf.resize(std::bit_ceil(n));
-    return buf.data();
-}
-
-// Keys first … last that query i of the block sees (as attention_impl decides them), key_valid aside.
-void key_range(const attention_args& a, int64_t i, int64_t& first, int64_t& last) {
-    const int64_t at = a.q_pos + i;
-    first = 0, last = a.causal ? std::min(a.n_kv - 1, at) : a.n_kv - 1;
-    if (a.window >= 0) first = std::max<int64_t>(0, at - a.window), last = std::min(last, at + a.window);
+// c[r][h] += a[r]·b_h: one step of a 4 × 2W outer-product tile (the scores' and P·V's alike)
+[[gnu::always_inline]] inline void tile_step(B (&c)[QB][2], const B (&a)[QB], B b0, B b1) {
+    for (int r = 0; r < QB; ++r) c[r][0] = xsimd::fma(a[r], b0, c[r][0]), c[r][1] = xsimd::fma(a[r], b1, c[r][1]);
 }
 
 void attention_blocked(const attention_args& a) {
@@ -101,32 +111,17 @@ void attention_blocked(const attention_args& a) {
             }
             // scores of keys [lo, hi] (whole tiles of NB from lo rounded down), each tile over all of d
             for (int64_t j0 = lo / NB * NB; j0 <= hi; j0 += NB) {
-                B c00(0.0f), c01(0.0f), c10(0.0f), c11(0.0f), c20(0.0f), c21(0.0f), c30(0.0f), c31(0.0f);
+                B c[QB][2] = {};
                 const float* kd = kt + j0;
-                for (int64_t d = 0; d < D; ++d, kd += ld_s) {
-                    const B b0 = B::load_unaligned(kd), b1 = B::load_unaligned(kd + W);
-                    const B a0(q[0][d]), a1(q[1][d]), a2(q[2][d]), a3(q[3][d]);
-                    c00 = xsimd::fma(a0, b0, c00), c01 = xsimd::fma(a0, b1, c01);
-                    c10 = xsimd::fma(a1, b0, c10), c11 = xsimd::fma(a1, b1, c11);
-                    c20 = xsimd::fma(a2, b0, c20), c21 = xsimd::fma(a2, b1, c21);
-                    c30 = xsimd::fma(a3, b0, c30), c31 = xsimd::fma(a3, b1, c31);
-                }
-                c00.store_unaligned(s + j0), c01.store_unaligned(s + j0 + W);
-                c10.store_unaligned(s + ld_s + j0), c11.store_unaligned(s + ld_s + j0 + W);
-                c20.store_unaligned(s + 2 * ld_s + j0), c21.store_unaligned(s + 2 * ld_s + j0 + W);
-                c30.store_unaligned(s + 3 * ld_s + j0), c31.store_unaligned(s + 3 * ld_s + j0 + W);
+                for (int64_t d = 0; d < D; ++d, kd += ld_s)
+                    tile_step(c, {B(q[0][d]), B(q[1][d]), B(q[2][d]), B(q[3][d])}, B::load_unaligned(kd), B::load_unaligned(kd + W));
+                for (int64_t r = 0; r < QB; ++r) c[r][0].store_unaligned(s + r * ld_s + j0), c[r][1].store_unaligned(s + r * ld_s + j0 + W);
             }
             // per query: scale, bias, soft cap and masks, as the twin; softmax
             for (int64_t r = 0; r < qn; ++r) {
                 const int64_t i = i0 + r;
                 float* sr = s + r * ld_s;
-                for (int64_t j = 0; j < n_kv; ++j) {
-                    const bool ok = j >= first[r] && j <= last[r] && (!a.key_valid || a.key_valid[j]);
-                    float v = ok ? sr[j] * a.scale : -INFINITY;
-                    if (ok && a.bias) v += a.bias[(h * a.n_q + i) * n_kv + j];
-                    if (ok && a.softcap > 0.0f) v = a.softcap * std::tanh(v / a.softcap);
-                    sr[j] = v;
-                }
+                for (int64_t j = 0; j < n_kv; ++j) sr[j] = visible(a, j, first[r], last[r]) ? finish_score(a, h, i, j, sr[j]) : -INFINITY;
                 softmax(sr, n_kv);
                 if (a.probs) std::memcpy(a.probs + (h * a.n_q + i) * n_kv, sr, size_t(n_kv) * sizeof(float));
             }
@@ -140,19 +135,13 @@ void attention_blocked(const attention_args& a) {
             const float* p3 = s + 3 * ld_s;
             int64_t e = 0;
             for (; e + NB <= D; e += NB) {
-                B c00(0.0f), c01(0.0f), c10(0.0f), c11(0.0f), c20(0.0f), c21(0.0f), c30(0.0f), c31(0.0f);
+                B c[QB][2] = {};
                 const float* vj = a.v + lo * a.ld_v + kv + e;
                 for (int64_t j = lo; j <= hi; ++j, vj += a.ld_v) {
                     if (a.key_valid && !a.key_valid[j]) continue;  // never read: a padding row may hold anything
-                    const B b0 = B::load_unaligned(vj), b1 = B::load_unaligned(vj + W);
-                    const B a0(p0[j]), a1(p1[j]), a2(p2[j]), a3(p3[j]);
-                    c00 = xsimd::fma(a0, b0, c00), c01 = xsimd::fma(a0, b1, c01);
-                    c10 = xsimd::fma(a1, b0, c10), c11 = xsimd::fma(a1, b1, c11);
-                    c20 = xsimd::fma(a2, b0, c20), c21 = xsimd::fma(a2, b1, c21);
-                    c30 = xsimd::fma(a3, b0, c30), c31 = xsimd::fma(a3, b1, c31);
+                    tile_step(c, {B(p0[j]), B(p1[j]), B(p2[j]), B(p3[j])}, B::load_unaligned(vj), B::load_unaligned(vj + W));
                 }
-                const B acc[QB][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-                for (int64_t r = 0; r < qn; ++r) acc[r][0].store_unaligned(o[r] + e), acc[r][1].store_unaligned(o[r] + e + W);
+                for (int64_t r = 0; r < qn; ++r) c[r][0].store_unaligned(o[r] + e), c[r][1].store_unaligned(o[r] + e + W);
             }
             for (; e < D; ++e)
                 for (int64_t r = 0; r < qn; ++r) {

@@ -150,7 +150,6 @@ void sweep_rows(const float* x, int64_t m0, int64_t m1, int64_t ldx, const uint8
     }
 }
 
-// Few rows of x (decode): 4 W rows per step, read straight from storage and widened in registers.
 // One row of x against one W row at a time, four accumulators along k: W is read as one sequential stream. In wasm
 // (Node 20, GPT-2's shapes, weights far larger than the caches) one stream reads f32 at 28–36 GB/s, close to the
 // machine's 35 GB/s; 8 rows at a time (8 streams) read 21–23 GB/s, 2 or 4 rows 14–20. f16 and bf16 rows take it
@@ -175,16 +174,13 @@ void gemv_one_stream(const float* x, const matrix_view& Wm, const float* bias, f
     }
 }
 
+// Few rows of x (decode: one row takes gemv_one_stream): 4 W rows per step, read straight from storage and widened
+// in registers.
 template <int MR, class Rows>
 void gemv(const float* x, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0,
           int64_t n1) {
-    int64_t n = n0;
     if (MR == 1) return gemv_one_stream<Rows>(x, Wm, bias, y, n0, n1);
-    // one row of x: 8 W rows per step (more streams in flight: 6.0 → 7.5 GFLOP/s in wasm for f32)
-    for (; MR == 1 && n + 8 <= n1; n += 8) {
-        const uint8_t* w[8] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3), Wm.row(n + 4), Wm.row(n + 5), Wm.row(n + 6), Wm.row(n + 7)};
-        store_tile<MR, 8, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);
-    }
+    int64_t n = n0;
     for (; n + 4 <= n1; n += 4) {
         const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
         store_tile<MR, 4, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);

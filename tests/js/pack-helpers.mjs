@@ -1,7 +1,7 @@
 // The package as users get it: `npm pack` of the runtime and of the default-models workspace, installed into a
 // fresh folder from the tarballs alone (offline), as an app would.
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -23,7 +23,7 @@ export function pack() {
   execFileSync('npm', ['pack', '--ignore-scripts', '--pack-destination', dir], { cwd: path.join(root, 'packages/models'), stdio: 'ignore' });
   const find = (re) => path.join(dir, readdirSync(dir).find((f) => re.test(f)));
   const depsDir = path.join(dir, 'deps');
-  execFileSync('mkdir', ['-p', depsDir]);
+  mkdirSync(depsDir);
   const seen = new Set();
   const packDeps = (manifest) => {
     for (const name of Object.keys(manifest.dependencies ?? {})) {
@@ -41,8 +41,9 @@ export function pack() {
 }
 
 // A fresh app: `from` (an example folder) copied, or an empty package; both tarballs (and the runtime's
-// dependencies, see pack) installed offline.
-export function freshApp(name, from = null) {
+// dependencies, see pack) installed offline. withModels = false: the runtime alone, its optional wasmformer-models
+// left out.
+export function freshApp(name, from = null, { withModels = true } = {}) {
   const { dir, runtime, models, deps } = pack();
   const app = path.join(dir, name);
   if (from) {
@@ -54,10 +55,11 @@ export function freshApp(name, from = null) {
     delete manifest.devDependencies;
     writeFileSync(pj, JSON.stringify(manifest, null, 2));
   } else {
-    execFileSync('mkdir', ['-p', app]);
+    mkdirSync(app, { recursive: true });
     writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name, private: true, type: 'module' }));
   }
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--omit=dev', runtime, models, ...deps], { cwd: app, stdio: 'ignore' });
+  const packages = withModels ? [runtime, models, ...deps] : [runtime, ...deps];
+  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', withModels ? '--omit=dev' : '--omit=optional', ...packages], { cwd: app, stdio: 'ignore' });
   return app;
 }
 

@@ -54,11 +54,7 @@ test('require() works, and the TypeScript consumer type-checks under --strict wi
 });
 
 test('without wasmformer-models, a call with no model says what to install', { timeout: 120000 }, () => {
-  const { dir, runtime, deps } = pack();
-  const app = path.join(dir, 'app-bare');
-  execFileSync('mkdir', ['-p', app]);
-  writeFileSync(path.join(app, 'package.json'), JSON.stringify({ name: 'bare', private: true, type: 'module' }));
-  execFileSync('npm', ['install', '--offline', '--no-audit', '--no-fund', '--omit=optional', runtime, ...deps], { cwd: app, stdio: 'ignore' });
+  const app = freshApp('app-bare', null, { withModels: false });
   const err = (() => {
     try {
       execFileSync('node', ['--input-type=module', '-e', "import { pipeline } from 'wasmformer'; await pipeline('fill-mask');"], { cwd: app, stdio: 'pipe' });
