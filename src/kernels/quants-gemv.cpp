@@ -574,7 +574,8 @@ void gemvK(const actsK& a, const matrix_view& W, const float* bias, float* y, in
             }
             V I[4][M], Mn[4][M];
             float d[4], dmin[4];
-            WF_UNROLL
+            // a loop, not unrolled: four copies of a super-block's code in one loop body left V8 (Node 20) spilling, and
+            // the loop runs Q4_K's GEMV 1.6× and Q6_K's 1.9× as fast in wasm (wf-bench-kernels blocks), in a quarter of the code
             for (int j = 0; j < 4; ++j) T::template sb<M>(w[j] + b * T::bytes, args, I[j], Mn[j], d[j], dmin[j]);
             const V dv = fmake(d[0], d[1], d[2], d[3]), dmv = fmake(dmin[0], dmin[1], dmin[2], dmin[3]);
             for (int m = 0; m < M; ++m) {
@@ -591,27 +592,41 @@ void gemvK(const actsK& a, const matrix_view& W, const float* bias, float* y, in
     }
 }
 
+// Each block type's kernel for M rows is a function of its own in the wasm, reached through a table of pointers
+// the compiler must read (volatile): wasm-opt inlines every function that has one caller, and all thirty kernels
+// inlined into gemv_quant made one 224 KB function (see matmul.cpp's p_gemm_q8 and README's build notes).
+using kernel32 = void (*)(const acts32&, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
+using kernelK = void (*)(const actsK&, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
+template <int M>
+kernel32 volatile k32[5] = {&gemv32<t_q4_0, M>, &gemv32<t_q4_1, M>, &gemv32<t_q5_0, M>, &gemv32<t_q5_1, M>, &gemv32<t_iq4_nl, M>};
+template <int M>
+kernelK volatile kK[5] = {&gemvK<t_q2_K, M>, &gemvK<t_q3_K, M>, &gemvK<t_q4_K, M>, &gemvK<t_q5_K, M>, &gemvK<t_q6_K, M>};
+
 template <int M>
 void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
     const int64_t K = W.n_cols;
     if (traits(W.type).block == qk_k) {
         const actsK a = quantize_actsK(x, M, ldx, K);
+        int i = 4;  // q6_K
         switch (W.type) {
-        case dtype::q2_k: return gemvK<t_q2_K, M>(a, W, bias, y, ldy, n0, n1);
-        case dtype::q3_k: return gemvK<t_q3_K, M>(a, W, bias, y, ldy, n0, n1);
-        case dtype::q4_k: return gemvK<t_q4_K, M>(a, W, bias, y, ldy, n0, n1);
-        case dtype::q5_k: return gemvK<t_q5_K, M>(a, W, bias, y, ldy, n0, n1);
-        default: return gemvK<t_q6_K, M>(a, W, bias, y, ldy, n0, n1);
+        case dtype::q2_k: i = 0; break;
+        case dtype::q3_k: i = 1; break;
+        case dtype::q4_k: i = 2; break;
+        case dtype::q5_k: i = 3; break;
+        default: break;
         }
+        return kK<M>[i](a, W, bias, y, ldy, n0, n1);
     }
     const acts32 a = quantize_acts32(x, M, ldx, K, W.type == dtype::q4_0 || W.type == dtype::q4_1);
+    int i = 4;  // iq4_nl
     switch (W.type) {
-    case dtype::q4_0: return gemv32<t_q4_0, M>(a, W, bias, y, ldy, n0, n1);
-    case dtype::q4_1: return gemv32<t_q4_1, M>(a, W, bias, y, ldy, n0, n1);
-    case dtype::q5_0: return gemv32<t_q5_0, M>(a, W, bias, y, ldy, n0, n1);
-    case dtype::q5_1: return gemv32<t_q5_1, M>(a, W, bias, y, ldy, n0, n1);
-    default: return gemv32<t_iq4_nl, M>(a, W, bias, y, ldy, n0, n1);
+    case dtype::q4_0: i = 0; break;
+    case dtype::q4_1: i = 1; break;
+    case dtype::q5_0: i = 2; break;
+    case dtype::q5_1: i = 3; break;
+    default: break;
     }
+    return k32<M>[i](a, W, bias, y, ldy, n0, n1);
 }
 
 }  // namespace
