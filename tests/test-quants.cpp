@@ -80,11 +80,12 @@ std::vector<uint8_t> random_blocks(dtype t, int64_t rows, int64_t cols, uint32_t
     return b;
 }
 
-// x̂: the activations as the integer path sees them (q8_0 for the 32-value types, q8_K for the K-quants).
+// x̂: the activations as the integer path sees them (q8_0 for the 32-value types and for the tile from 16 rows on,
+// q8_K for the K-quants' GEMV below 16 rows: matmul_activation_block).
 std::vector<float> quantized_activations(dtype t, const std::vector<float>& x, int64_t M, int64_t K) {
     std::vector<float> xq(size_t(M * K));
     for (int64_t m = 0; m < M; ++m) {
-        if (wf::traits(t).block == wf::qk_k) {
+        if (wf::matmul_activation_block(t, M) == wf::qk_k) {
             std::vector<wf::block_q8_K> a(size_t(K / wf::qk_k));
             wf::quantize_q8_K(x.data() + m * K, K, a.data());
             for (int64_t k = 0; k < K; ++k) xq[size_t(m * K + k)] = a[size_t(k / wf::qk_k)].d * float(a[size_t(k / wf::qk_k)].qs[k % wf::qk_k]);
@@ -107,11 +108,12 @@ void check_against_f32(const wf::matrix_view& W, const std::vector<float>& wdeq,
     wf::matmul(x.data(), M, K, W, bias.data(), y.data(), N, 0, N);
     const wf::matrix_view Wf{dtype::f32, N, K, wdeq.data()};
     wf::ref::matmul(x.data(), M, K, Wf, bias.data(), yr.data(), N, 0, N);
-    // block types run in integers below 16 rows; q8_0 always, and q4_0 / q5_0 / iq4_nl (re-blocked as q8_0) too
+    // block types run in integers below 16 rows; q8_0 always, and from 16 rows on q4_0 / q5_0 / iq4_nl (re-blocked
+    // as q8_0) and q4_1 / q5_1 / q4_K / q5_K (codes and minimums per 32) too
     const bool integer = wf::matmul_quantizes_activations(W.type, M);
     const auto xq = integer ? quantized_activations(W.type, x, M, K) : x;
-    const int64_t blk = wf::traits(W.type).block, nb = K / blk;
-    const int64_t qb = blk == wf::qk_k ? wf::qk_k : 32;  // the activations' block
+    const int64_t blk = wf::traits(W.type).block;
+    const int64_t qb = wf::matmul_activation_block(W.type, M) == wf::qk_k ? wf::qk_k : 32;  // the activations' block
     for (int64_t n = 0; n < N; ++n) {
         const float* w = wdeq.data() + n * K;
         for (int64_t m = 0; m < M; ++m) {
@@ -136,7 +138,9 @@ void check_against_f32(const wf::matrix_view& W, const std::vector<float>& wdeq,
             REQUIRE(std::isfinite(got));
             if (integer) {
                 REQUIRE(act <= prior);
-                REQUIRE(std::fabs(got - want) <= act + double(nb + 8) * 0x1p-23 * mag + 1e-30);
+                // float terms: one per activation block, and the tile's minimums' term (one more per 32)
+                const int64_t terms = K / qb + (wf::traits(W.type).to_codes32 && M >= 16 ? K / 32 : 0);
+                REQUIRE(std::fabs(got - want) <= act + double(terms + 8) * 0x1p-23 * mag + 1e-30);
             } else {
                 REQUIRE(std::fabs(got - want) <= 2e-6 * plain + 1e-6);
             }
@@ -517,7 +521,7 @@ TEST_CASE("GPT-2 from GGUF in every block type (and a Q4_K_M-like mix) computes 
                                               {dtype::iq4_nl, 1.5}, {dtype::q3_k, 2.4}, {dtype::q2_k, 4.5}};
     for (auto [t, bound] : types) {
         const uint32_t g = wf::traits(t).ggml_type;
-        check(wf::dtype_name(t), [g](const std::string&) { return g; }, bound, t == dtype::q8_0 || wf::traits(t).to_q8_0);
+        check(wf::dtype_name(t), [g](const std::string&) { return g; }, bound, wf::matmul_quantizes_activations(t, 16));
     }
     // Q4_K_M as llama-quantize mixes it: Q4_K matrices, Q6_K for the (tied) output and embedding and half of the
     // ffn_down / attention value rows, a Q5_0 and a Q8_0 fallback
@@ -527,7 +531,7 @@ TEST_CASE("GPT-2 from GGUF in every block type (and a Q4_K_M-like mix) computes 
         if (n == "blk.0.ffn_down.weight") return 14;
         if (n == "blk.1.ffn_down.weight") return 6;
         return 12;
-    }, 1.1, true);  // its q5_0 and q8_0 matrices prefill on q8_0 activations
+    }, 1.1, true);  // its q4_K, q5_0 and q8_0 matrices prefill on q8_0 activations
 }
 
 TEST_CASE("GPT-2 converted at load to a block type equals the same model quantized into a GGUF file", "[quants][gguf][models]") {

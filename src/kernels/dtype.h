@@ -30,6 +30,11 @@ struct dtype_traits {
     void (*from_f32)(const float* src, uint8_t* dst, int64_t n);
     // n values re-blocked as q8_0 without loss (same scales), for a type matmul does not compute; null if none.
     void (*to_q8_0)(const uint8_t* src, uint8_t* dst, int64_t n);
+    // For the types whose values are d·q + m per 32 (q4_1, q5_1; q4_K and q5_K per 32 of a super-block, their d·sc and
+    // −dmin·m products of an f16 and a 6-bit code, exact in f32): n values as codes q (whole numbers in [0, 31]) and per
+    // 32 a scale d and a minimum m, so that value = d·q + m up to the dequantizer's rounding; null for the others.
+    // matmul's integer tile runs them this way from 16 rows on (kernels/matmul.cpp: gemm_q8).
+    void (*to_codes32)(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) = nullptr;
 };
 
 const dtype_traits& traits(dtype t);

@@ -609,6 +609,43 @@ void q4_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
 }
 
 void q5_K_to_f32(const uint8_t* src, float* dst, int64_t n) { k45_to_f32<block_q5_K>(src, dst, n); }
+
+// to_codes32: the codes as the dequantizers read them; d and m as they form them (d·sc, dmin·m: exact products).
+template <class Block>
+void k45_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
+    for (int64_t b = 0; b < n / qk_k; ++b) {
+        const auto blk = load_block<Block>(src, b);
+        const float D = f16_to_f32(blk.d), Dmin = f16_to_f32(blk.dmin);
+        for (int g = 0; g < 8; ++g) {
+            uint8_t sc, mn;
+            scale_min_k4(g, blk.scales, sc, mn);
+            d[b * 8 + g] = D * float(sc), m[b * 8 + g] = -(Dmin * float(mn));
+            for (int l = 0; l < 32; ++l) {
+                int v = blk.qs[32 * (g / 2) + l] >> (4 * (g % 2)) & 0xF;
+                if constexpr (requires { blk.qh; }) v += blk.qh[l] >> g & 1 ? 16 : 0;
+                q[b * qk_k + 32 * g + l] = int8_t(v);
+            }
+        }
+    }
+}
+void q4_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { k45_to_codes32<block_q4_K>(src, q, d, m, n); }
+void q5_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { k45_to_codes32<block_q5_K>(src, q, d, m, n); }
+template <class Block>
+void x1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
+    for (int64_t b = 0; b < n / 32; ++b) {
+        const auto blk = load_block<Block>(src, b);
+        uint32_t qh = 0;
+        if constexpr (requires { blk.qh; }) std::memcpy(&qh, blk.qh, 4);
+        d[b] = f16_to_f32(blk.d), m[b] = f16_to_f32(blk.m);
+        for (int j = 0; j < 16; ++j) {
+            q[b * 32 + j] = int8_t((blk.qs[j] & 0x0F) | (qh >> j & 1) << 4);
+            q[b * 32 + j + 16] = int8_t((blk.qs[j] >> 4) | (qh >> (j + 16) & 1) << 4);
+        }
+    }
+}
+void q4_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { x1_to_codes32<block_q4_1>(src, q, d, m, n); }
+void q5_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { x1_to_codes32<block_q5_1>(src, q, d, m, n); }
+
 void q5_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
         block_q5_K blk{};

@@ -114,6 +114,11 @@ WF_QUANT_CONVERSIONS(q6_K)
 #undef WF_QUANT_CONVERSIONS
 void q5_0_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n);
 void iq4_nl_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n);
+// to_codes32 (dtype.h): codes, scales and minimums per 32 values.
+void q4_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);
+void q5_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);
+void q4_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);
+void q5_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);
 
 // n floats (a multiple of 256) → q8_K blocks, as ggml's quantize_row_q8_K_ref: d = 1/(−127/max) (max: the value
 // of largest magnitude, signed), q = min(127, nearest_int(x·(−127/max))), the 16 sums. Scalar: it is M·K work
