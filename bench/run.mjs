@@ -168,8 +168,8 @@ const WLLAMA = (model, bpw, extra = {}) => ({ engine: 'wllama', model, bpw, ...e
 // (f16 or f32 scales), as much as Q8_0-rounding every weight does: the two engines may part by a few tenths.
 // q4_k_m: Q4_K/Q6_K against Q8_K activations and Q5_0/Q8_0 against Q8_0 ones, on both sides: as q4_0.
 const GEN_AGREE = { f32: 0.05, q8_0: 0.3, q4_0: 0.3, q4_k_m: 0.3 };
-// Bytes per weight of the matrices a decode step reads in llama-q4_k_m.gguf (make_models.py's q4_k_m_types: llama.cpp's
-// Q4_K_M rules for a 576-wide model): the tied embeddings Q8_0 (34/32); Q, K, O, gate, up Q5_0 (22/32: 576 columns are
+// Bytes per weight of the matrices a decode step reads in llama-q4_k_m.gguf and qwen2-q4_k_m.gguf (make_models.py's
+// q4_k_m_types: llama.cpp's Q4_K_M rules for a model 576 or 896 wide, neither a multiple of 256): the tied embeddings Q8_0 (34/32); Q, K, O, gate, up Q5_0 (22/32: 576 columns are
 // not whole 256-weight super-blocks, so Q4_K falls back to Q5_0); V Q8_0 in the layers where use_more_bits holds, else
 // Q5_0; ffn_down Q6_K (210/256) there, else Q4_K (144/256).
 function q4kmBpw(c) {
@@ -217,9 +217,11 @@ function rows(w) {
       add(`llama-${t}-2t`, `SmolLM2-135M shape (llama, GPT-2's vocabulary) GGUF ${t}, 128-token prompt + greedy decode, 2 threads each: wasmformer vs wllama (same file)`, 'generate',
         WF(`gguf/llama-${t}.gguf`, undefined, { threads: 2, bpw, bpwHeld: true }), WLLAMA(`gguf/llama-${t}.gguf`, bpw, { threads: 2 }), GEN_AGREE[t],
         { work: work.llama, solo: true, optIn });
-    // opt-in (--rows qwen2-q8_0): about 7 minutes in Chromium, where wllama takes some 40 s a run, and 1.5 in Node
-    add('qwen2-q8_0', `Qwen2.5-0.5B shape (qwen2, GPT-2's vocabulary) GGUF q8_0, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
-      WF('gguf/qwen2-q8_0.gguf', undefined, { bpw: 34 / 32, bpwHeld: true }), WLLAMA('gguf/qwen2-q8_0.gguf', 34 / 32), GEN_AGREE.q8_0, { work: work.qwen2, solo: true, optIn: true });
+    // opt-in (--rows qwen2-q8_0,qwen2-q4_0,qwen2-q4_k_m): about 7 minutes each in Chromium, where wllama takes some
+    // 40 s a run (wllama does not run in Node)
+    for (const [t, bpw] of [['q8_0', 34 / 32], ['q4_0', 18 / 32], ['q4_k_m', q4kmBpw(qwen2Cfg)]])
+      add(`qwen2-${t}`, `Qwen2.5-0.5B shape (qwen2, GPT-2's vocabulary) GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
+        WF(`gguf/qwen2-${t}.gguf`, undefined, { bpw, bpwHeld: true }), WLLAMA(`gguf/qwen2-${t}.gguf`, bpw), GEN_AGREE[t], { work: work.qwen2, solo: true, optIn: true });
     // encoders; agree: how far the outputs may part (embeddings: 1 − cosine; labels and answers must be the same, their
     // scores within it, relative). q8_0 and int8 round differently: a looser bound. A QA score is a product of two
     // probabilities from large random logits (about ±20): f32 rounding of the logits moves it by a few 1e-5.

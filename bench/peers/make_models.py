@@ -30,7 +30,7 @@ OUT_DIR/llama-smollm2                  a LlamaForCausalLM folder with SmolLM2-13
 OUT_DIR/qwen2-0.5b                     a Qwen2ForCausalLM folder with Qwen2.5-0.5B's shape (hidden 896, 24 layers, 14 heads,
                                        2 KV heads, intermediate 4864, q/k/v biases, rope_theta 1e6, rms eps 1e-6, tied,
                                        context 32768), BF16, GPT-2's vocabulary (not Qwen's 151936)
-OUT_DIR/gguf/llama-{f32,q8_0,q4_0}.gguf, qwen2-q8_0.gguf
+OUT_DIR/gguf/llama-{f32,q8_0,q4_0,q4_k_m}.gguf, qwen2-{q8_0,q4_0,q4_k_m}.gguf
                                        llama.cpp's "llama" (Q/K permuted) and "qwen2" architectures with the tokenizer.ggml.*
                                        entries of ggml-vocab-gpt-2.gguf (tools/reference/gguf_export.py --vocab-gguf)
 Each file is made only if it is missing.
@@ -539,7 +539,7 @@ def main():
                                         stdout=subprocess.DEVNULL))
     # Llama-style decoders: the folders, then their GGUF files (q8_0 with llama.cpp's rounding, as gguf_export does
     # for decoders)
-    for name, cfg, types in (("llama-smollm2", SMOLLM2, ("f32", "q8_0", "q4_0", "q4_k_m")), ("qwen2-0.5b", QWEN25_05B, ("q8_0",))):
+    for name, cfg, types in (("llama-smollm2", SMOLLM2, ("f32", "q8_0", "q4_0", "q4_k_m")), ("qwen2-0.5b", QWEN25_05B, ("q8_0", "q4_0", "q4_k_m"))):
         folder = os.path.join(out, name)
         made_folder(folder, lambda f, cfg=cfg: make_decoder(f, cfg, out))
         for t in types:
