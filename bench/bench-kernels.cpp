@@ -182,6 +182,38 @@ void bench_block_types(double bw) {
     }
 }
 
+// Prefill (M = 128) on the block types: the integer tile (q8_0; q4_0, q5_0, iq4_nl re-blocked; q4_1, q5_1, q4_K,
+// q5_K as codes and minimums) or f32 widening (q2_K, q3_K, q6_K), each weight's conversion per call included.
+void bench_block_prefill(double peak) {
+    std::printf("\nprefill GEMM (M = 128) on GGUF block types, 1 thread: GFLOP/s (2·M·N·K / time) against the f32 mul-add ceiling\n");
+    std::printf("%-10s %-7s %9s %9s %11s %13s\n", "shape NxK", "type", "ms", "GFLOP/s", "% ceiling", "time / q8_0");
+    std::mt19937 rng(11);
+    const int64_t M = 128;
+    const int64_t shapes[][2] = {{1536, 576}, {576, 1536}, {2304, 768}, {768, 3072}};
+    const wf::dtype types[] = {wf::dtype::q8_0, wf::dtype::q4_0, wf::dtype::q5_0, wf::dtype::q4_1, wf::dtype::q4_k,
+                               wf::dtype::q5_k, wf::dtype::q6_k};
+    for (auto [n_rows, n_cols] : shapes) {
+        const int64_t N = n_rows, K = n_cols;
+        double q8_s = 0;
+        for (wf::dtype type : types) {
+            if (K % wf::traits(type).block != 0) continue;
+            std::vector<float> w(size_t(N * K)), x(size_t(M * K)), y(size_t(M * N));
+            for (auto& v : w) v = std::normal_distribution<float>(0.0f, 0.02f)(rng);
+            for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+            std::vector<uint8_t> bytes(size_t(wf::row_bytes(type, K) * N));
+            wf::traits(type).from_f32(w.data(), bytes.data(), N * K);
+            const wf::matrix_view W{type, N, K, bytes.data()};
+            const double s = time_call([&] { wf::matmul(x.data(), M, K, W, nullptr, y.data(), N, 0, N); });
+            if (type == wf::dtype::q8_0) q8_s = s;
+            const double gflops = 2.0 * double(M * N * K) / s / 1e9;
+            std::printf("%4lldx%-5lld %-7s %9.3f %9.1f %10.0f%%", (long long)N, (long long)K, wf::dtype_name(type), s * 1e3, gflops,
+                        100 * gflops / peak);
+            if (q8_s > 0) std::printf(" %12.2fx", s / q8_s);
+            std::printf("\n");
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -197,6 +229,7 @@ int main(int argc, char** argv) {
     std::printf("machine: SIMD mul-add ceiling %.1f GFLOP/s, memory read bandwidth %.1f GB/s\n\n", peak, bw);
     if (blocks_only) {
         bench_block_types(bw);
+        bench_block_prefill(peak);
         return 0;
     }
     std::printf("%-10s %-5s %5s %10s %9s %12s %10s\n", "shape NxK", "type", "M", "ms", "GFLOP/s", "% ceiling", "% bw");
@@ -230,6 +263,7 @@ int main(int argc, char** argv) {
         }
     }
     bench_block_types(bw);
+    bench_block_prefill(peak);
     // attention, BERT-base shape: 12 heads × 64, 128 tokens, padding mask
     const int64_t T = 128, H = 12, D = 64, E = H * D;
     std::vector<float> q(size_t(T * E)), k(size_t(T * E)), v(size_t(T * E)), o(size_t(T * E));
