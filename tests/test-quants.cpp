@@ -109,7 +109,7 @@ void check_against_f32(const wf::matrix_view& W, const std::vector<float>& wdeq,
     const wf::matrix_view Wf{dtype::f32, N, K, wdeq.data()};
     wf::ref::matmul(x.data(), M, K, Wf, bias.data(), yr.data(), N, 0, N);
     // block types run in integers below 16 rows; q8_0 always, and from 16 rows on q4_0 / q5_0 / iq4_nl (re-blocked
-    // as q8_0) and q4_1 / q5_1 / q4_K / q5_K (codes and minimums per 32) too
+    // as q8_0), q4_1 / q5_1 / q4_K / q5_K (codes and minimums per 32) and q3_K / q6_K (codes per 16) too
     const bool integer = wf::matmul_quantizes_activations(W.type, M);
     const auto xq = integer ? quantized_activations(W.type, x, M, K) : x;
     const int64_t blk = wf::traits(W.type).block;
@@ -139,7 +139,8 @@ void check_against_f32(const wf::matrix_view& W, const std::vector<float>& wdeq,
             if (integer) {
                 REQUIRE(act <= prior);
                 // float terms: one per activation block, and the tile's minimums' term (one more per 32)
-                const int64_t terms = K / qb + (wf::traits(W.type).to_codes32 && M >= 16 ? K / 32 : 0);
+                const int64_t terms = K / qb + (M >= 16 && wf::traits(W.type).to_codes32 ? K / 32 : 0) +
+                                      (M >= 16 && wf::traits(W.type).to_codes16 ? K / 16 : 0);
                 REQUIRE(std::fabs(got - want) <= act + double(terms + 8) * 0x1p-23 * mag + 1e-30);
             } else {
                 REQUIRE(std::fabs(got - want) <= 2e-6 * plain + 1e-6);

@@ -102,10 +102,10 @@ constexpr dtype_traits kTraits[] = {
     {"Q5_0", 6, 32, 22, true, q5_0_to_f32, q5_0_from_f32, q5_0_to_q8_0},
     {"Q5_1", 7, 32, 24, true, q5_1_to_f32, q5_1_from_f32, nullptr, q5_1_to_codes32},
     {"Q2_K", 10, 256, 84, true, q2_K_to_f32, q2_K_from_f32, nullptr},
-    {"Q3_K", 11, 256, 110, true, q3_K_to_f32, q3_K_from_f32, nullptr},
+    {"Q3_K", 11, 256, 110, true, q3_K_to_f32, q3_K_from_f32, nullptr, nullptr, q3_K_to_codes16},
     {"Q4_K", 12, 256, 144, true, q4_K_to_f32, q4_K_from_f32, nullptr, q4_K_to_codes32},
     {"Q5_K", 13, 256, 176, true, q5_K_to_f32, q5_K_from_f32, nullptr, q5_K_to_codes32},
-    {"Q6_K", 14, 256, 210, true, q6_K_to_f32, q6_K_from_f32, nullptr},
+    {"Q6_K", 14, 256, 210, true, q6_K_to_f32, q6_K_from_f32, nullptr, nullptr, q6_K_to_codes16},
     {"IQ4_NL", 20, 32, 18, true, iq4_nl_to_f32, iq4_nl_from_f32, iq4_nl_to_q8_0},
 };
 static_assert(std::size(kTraits) == std::size(all_dtypes));

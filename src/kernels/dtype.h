@@ -35,6 +35,9 @@ struct dtype_traits {
     // 32 a scale d and a minimum m, so that value = d·q + m up to the dequantizer's rounding; null for the others.
     // matmul's integer tile runs them this way from 16 rows on (kernels/matmul.cpp: gemm_q8).
     void (*to_codes32)(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) = nullptr;
+    // For q3_K and q6_K (value = (d·sc)·q per 16, d·sc a product of an f16 and a small integer: exact in f32): n
+    // values as codes q (whole numbers in [−32, 31]) and a scale d per 16; null for the others.
+    void (*to_codes16)(const uint8_t* src, int8_t* q, float* d, int64_t n) = nullptr;
 };
 
 const dtype_traits& traits(dtype t);

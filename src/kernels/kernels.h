@@ -15,11 +15,11 @@ namespace wf {
 // y (M×N, row stride ldy) = x (M×K, row stride ldx) · Wᵀ + bias, W = (N×K) in a computed storage type; bias may
 // be null. Writes only columns [n_begin, n_end) of y. For q8_0 weights the activations are quantized to q8_0
 // blocks (as ggml does) and the dot products run in integers; so for q4_0, q5_0 and iq4_nl (their rows re-blocked
-// exactly as q8_0 from 16 rows on), q4_1, q5_1, q4_K and q5_K (as codes and minimums per 32 from 16 rows on), and
-// for every block type below 16 rows (on q8_0 or q8_K activations: kernels/quants.h); otherwise (q2_K, q3_K, q6_K
-// from 16 rows on, whose scales are per 16) weights are widened to f32.
+// exactly as q8_0 from 16 rows on), q4_1, q5_1, q4_K and q5_K (as codes and minimums per 32 from 16 rows on), q3_K
+// and q6_K (codes and scales per 16), and for every block type below 16 rows (on q8_0 or q8_K activations:
+// kernels/quants.h); otherwise (q2_K from 16 rows on, a minimum per 16) weights are widened to f32.
 inline bool matmul_quantizes_activations(dtype w, int64_t M) {
-    return w == dtype::q8_0 || traits(w).to_q8_0 || traits(w).to_codes32 || (M < 16 && w != dtype::f32 && w != dtype::f16 && w != dtype::bf16);
+    return w == dtype::q8_0 || traits(w).to_q8_0 || traits(w).to_codes32 || traits(w).to_codes16 || (M < 16 && w != dtype::f32 && w != dtype::f16 && w != dtype::bf16);
 }
 // The block of that quantization: 256 (q8_K) for the K-quants below 16 rows, else 32 (q8_0); 0 when x stays f32.
 inline int64_t matmul_activation_block(dtype w, int64_t M) {

@@ -15,9 +15,10 @@
 // work at 4 rows). From 16 rows on, q4_0, q5_0 and iq4_nl take gemm_q8 (each panel's rows re-blocked exactly as
 // q8_0 first), and so do q4_1, q5_1, q4_K and q5_K (value = d·q + m per 32: the panel's rows as codes with float
 // scales, the minimums' term added per tile from the activations' block sums: Q4_K's prefill went from 71 % to about
-// 100 % of the f32 ceiling, GPT-2 small at 128 tokens 522 → 369–389 ms in Node); q2_K, q3_K and q6_K (scales per 16)
-// are widened to f32 by gemm_packed a panel segment at a time (widen_segment) — each weight once per call, never
-// the whole matrix — and run as f32.
+// 100 % of the f32 ceiling, GPT-2 small at 128 tokens 522 → 369–389 ms in Node), and q3_K and q6_K (value = d·q per
+// 16: codes with a scale per 16, on the tile that scales every 16 values). q2_K (a minimum per 16) is widened to f32
+// by gemm_packed a panel segment at a time (widen_segment) — each weight once per call, never the whole matrix — and
+// runs as f32.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -679,11 +680,12 @@ void pack_q8_panel(const matrix_view& Wm, int64_t n, int64_t cols, int16_t* q, f
 }
 
 // The same panel from rows given as codes (cols rows of K int8 codes at q, row j's at q + j·K) and one float scale
-// per 32 (row j's nb scales at d + j·nb): the types with to_codes32.
-void pack_codes_panel(const int8_t* q, const float* d, int64_t cols, int64_t K, int16_t* out, float* dout) {
-    const int64_t nb = K / q8_block;
+// per `per` values (32, or 16; row j's K/per scales at d + j·K/per): the types with to_codes32 or to_codes16.
+void pack_codes_panel(const int8_t* q, const float* d, int64_t per, int64_t cols, int64_t K, int16_t* out, float* dout) {
+    const int64_t nb = K / q8_block, ns = K / per;
+    for (int64_t b = 0; b < ns; ++b)
+        for (int64_t j = 0; j < q8_nr; ++j) dout[b * q8_nr + j] = j < cols ? d[j * ns + b] : 0.0f;
     for (int64_t b = 0; b < nb; ++b) {
-        for (int64_t j = 0; j < q8_nr; ++j) dout[b * q8_nr + j] = j < cols ? d[j * nb + b] : 0.0f;
         for (int64_t half = 0; half < 2; ++half) {
             const int8_t* src[4];
             for (int64_t j = 0; j < 4; ++j) src[j] = 4 * half + j < cols ? q + (4 * half + j) * K + b * q8_block : nullptr;
@@ -703,8 +705,11 @@ void add_minimums(const float* mw, const float* xs, int64_t nb, float (&out)[q8_
         }
 }
 
-// One group of 4 rows (xg: its packed pairs, dg: its scales) against one panel: out[r][j] = Σ_blocks d_x·d_w·(q_x·q_w).
+// One group of 4 rows (xg: its packed pairs, dg: its scales per 32) against one panel: out[r][j] = Σ_blocks
+// d_x·d_w·(q_x·q_w), W's scales per BL values (d: nb blocks of BL; 32, or 16 for q3_K and q6_K), x's per 32.
+template <int BL>
 [[gnu::noinline]] void q8_tile(const int16_t* xg, const float* dg, const int16_t* q, const float* d, int64_t nb, float (&out)[q8_mr][q8_nr]) {
+    static_assert(BL == 32 || BL == 16);
 #if defined(WF_Q8_TILE)
     vi facc[q8_mr][2];
     for (int r = 0; r < q8_mr; ++r) facc[r][0] = facc[r][1] = vf_zero();
@@ -713,9 +718,9 @@ void add_minimums(const float* mw, const float* xs, int64_t nb, float (&out)[q8_
         for (int r = 0; r < q8_mr; ++r) iacc[r][0] = iacc[r][1] = vi_zero();
         // the pointers themselves step (clang's wasm target runs without loop strength reduction: indices would
         // cost V8 a shift and an add per address)
-        const int16_t* xp = xg + b * q8_block * q8_mr;
-        const int16_t* const xe = xp + q8_block * q8_mr;
-        for (const int16_t* wp = q + b * q8_block * q8_nr; xp != xe; xp += 2 * q8_mr, wp += 2 * q8_nr) {
+        const int16_t* xp = xg + b * BL * q8_mr;
+        const int16_t* const xe = xp + BL * q8_mr;
+        for (const int16_t* wp = q + b * BL * q8_nr; xp != xe; xp += 2 * q8_mr, wp += 2 * q8_nr) {
             const vi w0 = vi_load(wp), w1 = vi_load(wp + 8);
             for (int r = 0; r < q8_mr; ++r) {
                 const vi xs = vi_splat32(xp + 2 * r);
@@ -725,7 +730,7 @@ void add_minimums(const float* mw, const float* xs, int64_t nb, float (&out)[q8_
         }
         const vi d0 = vi_load(d + b * q8_nr), d1 = vi_load(d + b * q8_nr + 4);
         for (int r = 0; r < q8_mr; ++r) {
-            const float s = dg[b * q8_mr + r];
+            const float s = dg[b * BL / q8_block * q8_mr + r];
             facc[r][0] = vf_scale_add(facc[r][0], iacc[r][0], vf_mul(d0, s));
             facc[r][1] = vf_scale_add(facc[r][1], iacc[r][1], vf_mul(d1, s));
         }
@@ -740,10 +745,10 @@ void add_minimums(const float* mw, const float* xs, int64_t nb, float (&out)[q8_
             float acc = 0;
             for (int64_t b = 0; b < nb; ++b) {
                 int32_t is = 0;
-                const int16_t* xb = xg + b * q8_block * q8_mr + 2 * r;
-                const int16_t* qb = q + b * q8_block * q8_nr + (j / 4) * 8 + 2 * (j % 4);
-                for (int64_t p = 0; p < q8_block / 2; ++p) is += int32_t(xb[p * 8]) * qb[p * 16] + int32_t(xb[p * 8 + 1]) * qb[p * 16 + 1];
-                acc += float(is) * (d[b * q8_nr + j] * dg[b * q8_mr + r]);
+                const int16_t* xb = xg + b * BL * q8_mr + 2 * r;
+                const int16_t* qb = q + b * BL * q8_nr + (j / 4) * 8 + 2 * (j % 4);
+                for (int64_t p = 0; p < BL / 2; ++p) is += int32_t(xb[p * 8]) * qb[p * 16] + int32_t(xb[p * 8 + 1]) * qb[p * 16 + 1];
+                acc += float(is) * (d[b * q8_nr + j] * dg[b * BL / q8_block * q8_mr + r]);
             }
             out[r][j] = acc;
         }
@@ -752,7 +757,8 @@ void add_minimums(const float* mw, const float* xs, int64_t nb, float (&out)[q8_
 // Called through a pointer that the compiler must read (volatile), which keeps the tile in the function table: that
 // is what stops wasm-opt from inlining it into its one caller (it inlines such a function only when nothing else
 // refers to it; clang's noinline does not reach wasm-opt, and an unused reference is dropped by the linker).
-void (*volatile q8_tile_ptr)(const int16_t*, const float*, const int16_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]) = &q8_tile;
+using q8_tile_fn = void (*)(const int16_t*, const float*, const int16_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]);
+q8_tile_fn volatile q8_tile_ptr = &q8_tile<32>, q8_tile16_ptr = &q8_tile<16>;
 
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1) {
@@ -760,17 +766,22 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     // every row quantized to q8_0 (each thread quantizes the rows itself: M·K work against M·K·N/threads)
     // q4_1, q5_1, q4_K, q5_K: the panel's rows as codes, scales and minimums (to_codes32), the minimums' term added
     // to each tile from the activations' block sums
+    // q3_K, q6_K (value = d·q per 16): likewise as codes with a scale per 16, on the tile that scales every 16
     const auto to_codes = traits(Wm.type).to_codes32;
+    const auto to_codes16 = traits(Wm.type).to_codes16;
+    const int64_t ns = to_codes16 ? K / 16 : nb;  // W's scales per row
     thread_local q8_row_groups xq;
     xq.set(x, M, ldx, K, to_codes != nullptr);
     thread_local std::vector<int16_t> panel;
     thread_local std::vector<float> dw, mw, cd, cm;
     thread_local std::vector<int8_t> cq;
     panel.resize(size_t(K * q8_nr));
-    dw.resize(size_t(nb * q8_nr));
-    if (to_codes) {
+    dw.resize(size_t(ns * q8_nr));
+    if (to_codes || to_codes16) {
         cq.resize(size_t(q8_nr * K));
-        cd.resize(size_t(q8_nr * nb));
+        cd.resize(size_t(q8_nr * ns));
+    }
+    if (to_codes) {
         cm.resize(size_t(q8_nr * nb));
         mw.resize(size_t(nb * q8_nr));
     }
@@ -780,12 +791,15 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     const int64_t q8_row = row_bytes(dtype::q8_0, K);
     thread_local std::vector<uint8_t> reblocked;
     if (to_q8) reblocked.resize(size_t(q8_nr * q8_row));
-    const auto tile = q8_tile_ptr;
+    const auto tile = to_codes16 ? q8_tile16_ptr : q8_tile_ptr;
     for (int64_t n = n0; n < n1; n += q8_nr) {
         const int64_t cols = std::min(q8_nr, n1 - n);
-        if (to_codes) {
+        if (to_codes16) {
+            for (int64_t j = 0; j < cols; ++j) to_codes16(Wm.row(n + j), cq.data() + j * K, cd.data() + j * ns, K);
+            pack_codes_panel(cq.data(), cd.data(), 16, cols, K, panel.data(), dw.data());
+        } else if (to_codes) {
             for (int64_t j = 0; j < cols; ++j) to_codes(Wm.row(n + j), cq.data() + j * K, cd.data() + j * nb, cm.data() + j * nb, K);
-            pack_codes_panel(cq.data(), cd.data(), cols, K, panel.data(), dw.data());
+            pack_codes_panel(cq.data(), cd.data(), 32, cols, K, panel.data(), dw.data());
             for (int64_t b = 0; b < nb; ++b)
                 for (int64_t j = 0; j < q8_nr; ++j) mw[size_t(b * q8_nr + j)] = j < cols ? cm[size_t(j * nb + b)] : 0.0f;
         } else if (to_q8) {
@@ -796,7 +810,7 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         }
         for (int64_t g = 0; g < groups; ++g) {
             float out[q8_mr][q8_nr];
-            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), dw.data(), nb, out);
+            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), dw.data(), ns, out);
             if (to_codes) add_minimums(mw.data(), xq.s.data() + g * nb * q8_mr, nb, out);
             const int64_t rows = std::min(q8_mr, M - g * q8_mr);
             if constexpr (q8_nr % W == 0) {
@@ -838,8 +852,9 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
     path f = nullptr;
     if (M < 16 && gemv_quant_computes(Wm.type)) f = p_gemv_quant;
     else if (Wm.type == dtype::q8_0) f = M >= kQ8TileRows ? p_gemm_q8 : p_gemv_q8;
-    // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1, q4_K, q5_K as codes and minimums
-    else if (traits(Wm.type).to_q8_0 || traits(Wm.type).to_codes32) f = p_gemm_q8;
+    // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1, q4_K, q5_K as codes and minimums;
+    // q3_K, q6_K as codes with scales per 16
+    else if (traits(Wm.type).to_q8_0 || traits(Wm.type).to_codes32 || traits(Wm.type).to_codes16) f = p_gemm_q8;
     else if (M >= 16) f = p_gemm_packed;
     else if (M >= 4) f = p_gemm_small;
     else if (Wm.type == dtype::f32) f = p_gemv_f32;

@@ -531,6 +531,22 @@ void q3_K_to_f32(const uint8_t* src, float* dst, int64_t n) {
                 }
     }
 }
+// to_codes16: the codes and d·sc as q3_K_to_f32 forms them.
+void q3_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
+    for (int64_t b = 0; b < n / qk_k; ++b) {
+        const auto blk = load_block<block_q3_K>(src, b);
+        const float D = f16_to_f32(blk.d);
+        int8_t sc[16];
+        q3_K_scales(blk.scales, sc);
+        for (int g = 0; g < 16; ++g) d[b * 16 + g] = D * float(sc[g]);
+        for (int h = 0; h < 2; ++h)
+            for (int j = 0; j < 4; ++j)
+                for (int l = 0; l < 32; ++l) {
+                    const int low = blk.qs[32 * h + l] >> (2 * j) & 3;
+                    q[b * qk_k + 128 * h + 32 * j + l] = int8_t(low - (blk.hmask[l] >> (4 * h + j) & 1 ? 0 : 4));
+                }
+    }
+}
 // quantize_row_q3_K_ref: per group of 16 make_q3_quants(4); the scale of largest magnitude gives −32/max, 6-bit
 // codes, d = max/−32; the codes again with the rounded scales; high bits into hmask.
 void q3_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
@@ -669,6 +685,20 @@ void q6_K_to_f32(const uint8_t* src, float* dst, int64_t n) {
                 for (int l = 0; l < 32; ++l) {
                     const int low = blk.ql[64 * h + 32 * (j % 2) + l] >> (4 * (j / 2)) & 0xF, high = blk.qh[32 * h + l] >> (2 * j) & 3;
                     y[128 * h + 32 * j + l] = d * float(blk.scales[8 * h + 2 * j + l / 16]) * float((low | high << 4) - 32);
+                }
+    }
+}
+// to_codes16: the codes and d·sc as q6_K_to_f32 forms them (element 128h + 32j + l, group 8h + 2j + l / 16).
+void q6_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
+    for (int64_t b = 0; b < n / qk_k; ++b) {
+        const auto blk = load_block<block_q6_K>(src, b);
+        const float D = f16_to_f32(blk.d);
+        for (int g = 0; g < 16; ++g) d[b * 16 + g] = D * float(blk.scales[g]);
+        for (int h = 0; h < 2; ++h)
+            for (int j = 0; j < 4; ++j)
+                for (int l = 0; l < 32; ++l) {
+                    const int low = blk.ql[64 * h + 32 * (j % 2) + l] >> (4 * (j / 2)) & 0xF, high = blk.qh[32 * h + l] >> (2 * j) & 3;
+                    q[b * qk_k + 128 * h + 32 * j + l] = int8_t((low | high << 4) - 32);
                 }
     }
 }

@@ -119,6 +119,9 @@ void q4_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t 
 void q5_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);
 void q4_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);
 void q5_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);
+// to_codes16 (dtype.h): codes and scales per 16 values.
+void q3_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n);
+void q6_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n);
 
 // n floats (a multiple of 256) → q8_K blocks, as ggml's quantize_row_q8_K_ref: d = 1/(−127/max) (max: the value
 // of largest magnitude, signed), q = min(127, nearest_int(x·(−127/max))), the 16 sums. Scalar: it is M·K work
