@@ -16,7 +16,8 @@
 // q8_0 first), and so do q4_1, q5_1, q4_K and q5_K (value = d·q + m per 32: the panel's rows as codes with float
 // scales, the minimums' term added per tile from the activations' block sums: Q4_K's prefill went from 71 % to about
 // 100 % of the f32 ceiling, GPT-2 small at 128 tokens 522 → 369–389 ms in Node), and q3_K and q6_K (value = d·q per
-// 16: codes with a scale per 16, on the tile that scales every 16 values). q2_K (a minimum per 16) is widened to f32
+// 16: codes with a scale per 16, on the tile that scales every 16 values); q4_K, q5_K and q6_K rows are decoded to
+// codes in vectors (k45_codes, q6_codes). q2_K (a minimum per 16) is widened to f32
 // by gemm_packed a panel segment at a time (widen_segment) — each weight once per call, never the whole matrix — and
 // runs as f32.
 #include <algorithm>
@@ -694,6 +695,65 @@ void pack_codes_panel(const int8_t* q, const float* d, int64_t per, int64_t cols
     }
 }
 
+// q4_K, q5_K and q6_K rows to codes in vectors (their scalar twins: the types' to_codes32 / to_codes16, which
+// matmul's tests check through the products): a byte pair of nibbles per 16-bit lane, masked and shifted in place.
+// The scalar decode had made these types' prefill tile 1.3–1.4× the time of q8_0's (wf-bench-kernels blocks).
+using U16 = xsimd::batch<uint16_t>;
+using I8 = xsimd::batch<int8_t>;
+constexpr int64_t kBytes = int64_t(U16::size) * 2;  // bytes per vector: 16 in wasm, 32 with AVX2
+static_assert(32 % kBytes == 0);
+inline U16 ld16(const uint8_t* p) { return U16::load_unaligned(reinterpret_cast<const uint16_t*>(p)); }
+inline void st16(int8_t* p, U16 v) { v.store_unaligned(reinterpret_cast<uint16_t*>(p)); }
+
+template <class Block, bool five>
+void k45_codes(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
+    const U16 low4(0x0F0F), bit0(0x0101);
+    for (int64_t b = 0; b < n / qk_k; ++b) {
+        Block blk;
+        std::memcpy(&blk, src + b * int64_t(sizeof(Block)), sizeof(Block));
+        const float D = f16_to_f32(blk.d), Dmin = f16_to_f32(blk.dmin);
+        for (int g = 0; g < 8; ++g) {
+            uint8_t sc, mn;
+            scale_min_k4(g, blk.scales, sc, mn);
+            d[b * 8 + g] = D * float(sc), m[b * 8 + g] = -(Dmin * float(mn));
+        }
+        int8_t* out = q + b * qk_k;
+        for (int h = 0; h < 4; ++h)  // groups 2h (low nibbles of qs[32h …]) and 2h + 1 (high nibbles)
+            for (int64_t c = 0; c < 32; c += kBytes) {
+                const U16 v = ld16(blk.qs + 32 * h + c);
+                U16 lo = v & low4, hi = (v >> 4) & low4;
+                if constexpr (five) {  // element e's fifth bit: bit e / 32 of qh[e % 32]
+                    const U16 qh = ld16(blk.qh + c);
+                    lo = lo | (((qh >> (2 * h)) & bit0) << 4);
+                    hi = hi | (((qh >> (2 * h + 1)) & bit0) << 4);
+                }
+                st16(out + 64 * h + c, lo);
+                st16(out + 64 * h + 32 + c, hi);
+            }
+    }
+}
+
+void q6_codes(const uint8_t* src, int8_t* q, float* d, int64_t n) {
+    const U16 low4(0x0F0F), low2(0x0303);
+    const I8 bias(32);
+    for (int64_t b = 0; b < n / qk_k; ++b) {
+        block_q6_K blk;
+        std::memcpy(&blk, src + b * int64_t(sizeof(block_q6_K)), sizeof(block_q6_K));
+        const float D = f16_to_f32(blk.d);
+        for (int g = 0; g < 16; ++g) d[b * 16 + g] = D * float(blk.scales[g]);
+        int8_t* out = q + b * qk_k;
+        for (int h = 0; h < 2; ++h)  // element 128h + 32j + l: ql's nibble (j: low, low + 32, high, high + 32), qh's bits 2j
+            for (int64_t c = 0; c < 32; c += kBytes) {
+                const U16 a = ld16(blk.ql + 64 * h + c), a2 = ld16(blk.ql + 64 * h + 32 + c), hq = ld16(blk.qh + 32 * h + c);
+                const U16 low[4] = {a & low4, a2 & low4, (a >> 4) & low4, (a2 >> 4) & low4};
+                for (int j = 0; j < 4; ++j) {
+                    const U16 code = low[j] | (((hq >> (2 * j)) & low2) << 4);
+                    (xsimd::bitwise_cast<I8>(code) - bias).store_unaligned(out + 128 * h + 32 * j + c);
+                }
+            }
+    }
+}
+
 // The minimums' term of a tile: out[r][j] += Σ_blocks m_j · (d_x·Σq_x)_r (mw: per block the panel's 8 minimums;
 // xs: per block the group's 4 activation sums). value = d·q + m, so Σ_k value·x̂ = Σ_blocks d·d_x·(q·q_x) + m·d_x·Σq_x.
 void add_minimums(const float* mw, const float* xs, int64_t nb, float (&out)[q8_mr][q8_nr]) {
@@ -767,8 +827,11 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     // q4_1, q5_1, q4_K, q5_K: the panel's rows as codes, scales and minimums (to_codes32), the minimums' term added
     // to each tile from the activations' block sums
     // q3_K, q6_K (value = d·q per 16): likewise as codes with a scale per 16, on the tile that scales every 16
-    const auto to_codes = traits(Wm.type).to_codes32;
-    const auto to_codes16 = traits(Wm.type).to_codes16;
+    auto to_codes = traits(Wm.type).to_codes32;
+    auto to_codes16 = traits(Wm.type).to_codes16;
+    if (Wm.type == dtype::q4_k) to_codes = &k45_codes<block_q4_K, false>;
+    if (Wm.type == dtype::q5_k) to_codes = &k45_codes<block_q5_K, true>;
+    if (Wm.type == dtype::q6_k) to_codes16 = &q6_codes;
     const int64_t ns = to_codes16 ? K / 16 : nb;  // W's scales per row
     thread_local q8_row_groups xq;
     xq.set(x, M, ldx, K, to_codes != nullptr);

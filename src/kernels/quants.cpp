@@ -402,17 +402,6 @@ void pack_2bit(const uint8_t* L, uint8_t* qs) {
             qs[j / 4 + l] = uint8_t(L[j + l] | L[j + l + 32] << 2 | L[j + l + 64] << 4 | L[j + l + 96] << 6);
 }
 
-// q4_K / q5_K's 12 scale bytes → scale code and min code of group j (ggml's get_scale_min_k4).
-inline void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
-    if (j < 4) {
-        sc = q[j] & 63;
-        m = q[j + 4] & 63;
-    } else {
-        sc = uint8_t((q[j + 4] & 0xF) | (q[j - 4] >> 6) << 4);
-        m = uint8_t((q[j + 4] >> 4) | (q[j] >> 6) << 4);
-    }
-}
-
 // q3_K's 12 scale bytes → the 16 signed scales code − 32.
 inline void q3_K_scales(const uint8_t* s, int8_t* out) {
     for (int j = 0; j < 16; ++j) {

@@ -94,6 +94,17 @@ static_assert(sizeof(block_q4_1) == 20 && sizeof(block_q5_0) == 22 && sizeof(blo
 static_assert(sizeof(block_q2_K) == 84 && sizeof(block_q3_K) == 110 && sizeof(block_q4_K) == 144 && sizeof(block_q5_K) == 176 &&
               sizeof(block_q6_K) == 210 && sizeof(block_q8_K) == 292, "block sizes as in GGUF");
 
+// q4_K / q5_K's 12 scale bytes → scale code and min code of group j (ggml's get_scale_min_k4).
+inline void scale_min_k4(int j, const uint8_t* q, uint8_t& sc, uint8_t& m) {
+    if (j < 4) {
+        sc = q[j] & 63;
+        m = q[j + 4] & 63;
+    } else {
+        sc = uint8_t((q[j + 4] & 0xF) | (q[j - 4] >> 6) << 4);
+        m = uint8_t((q[j + 4] >> 4) | (q[j] >> 6) << 4);
+    }
+}
+
 // --- the table's conversions (scalar: the reference) ---------------------------------------------------------
 // to_f32: ggml's dequantize_row_*, bit for bit. from_f32: ggml's quantize_row_*_ref, byte for byte where the float
 // operations are not contracted into fused multiply-adds (the reference's own condition: tools/reference/
