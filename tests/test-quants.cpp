@@ -345,6 +345,38 @@ TEST_CASE("matmul on every block type equals f32 matmul on the reference dequant
     }
 }
 
+TEST_CASE("The prefill tile's vector decoders equal the types' scalar codes, scales and minimums", "[quants][matmul]") {
+    uint32_t seed = 900;
+    for (dtype t : {dtype::q4_k, dtype::q5_k, dtype::q6_k, dtype::q3_k, dtype::q4_1, dtype::q5_1}) {
+        INFO(wf::dtype_name(t));
+        const auto& k = wf::traits(t);
+        const bool per16 = k.to_codes16 != nullptr;
+        REQUIRE((per16 || k.to_codes32));
+        for (int64_t K : {256, 768, 2304}) {
+            const auto bytes = random_blocks(t, 1, K, seed++);
+            const int64_t ns = K / (per16 ? 16 : 32);
+            std::vector<int8_t> q(size_t(K), 99), qr(size_t(K), -99);
+            std::vector<float> d(size_t(ns), NAN), dr(size_t(ns), 0.0f), m(size_t(ns), NAN), mr(size_t(ns), 0.0f);
+            wf::prefill_codes(t, bytes.data(), q.data(), d.data(), m.data(), K);
+            if (per16) k.to_codes16(bytes.data(), qr.data(), dr.data(), K);
+            else k.to_codes32(bytes.data(), qr.data(), dr.data(), mr.data(), K);
+            REQUIRE(q == qr);
+            for (int64_t i = 0; i < ns; ++i) {
+                REQUIRE(same_bits(d[size_t(i)], dr[size_t(i)]));
+                if (!per16) REQUIRE(same_bits(m[size_t(i)], mr[size_t(i)]));
+            }
+            // and the codes are the dequantizer's: d·q + m (d·q per 16) gives its values up to rounding
+            std::vector<float> deq(size_t(K), 0.0f);
+            k.to_f32(bytes.data(), deq.data(), K);
+            for (int64_t e = 0; e < K; ++e) {
+                const int64_t g = e / (per16 ? 16 : 32);
+                const double dq = double(d[size_t(g)]) * q[size_t(e)], mg = per16 ? 0.0 : double(m[size_t(g)]);
+                REQUIRE(std::fabs(dq + mg - deq[size_t(e)]) <= 1e-6 * (std::fabs(dq) + std::fabs(mg)) + 1e-30);
+            }
+        }
+    }
+}
+
 TEST_CASE("Block-type matmul writes only its column range, the same values as one call over all columns", "[quants][matmul]") {
     const int64_t N = 23, K = 512;
     for (dtype t : {dtype::q4_0, dtype::q5_1, dtype::iq4_nl, dtype::q4_k, dtype::q6_k, dtype::q3_k}) {

@@ -28,6 +28,9 @@ inline int64_t matmul_activation_block(dtype w, int64_t M) {
 }
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end);
+// The codes, scales (and minimums, for to_codes32's types) the prefill tile decodes a row of W into: in vectors for
+// q4_K, q5_K and q6_K, else the type's to_codes32 / to_codes16 (dtype.h), which are the vector decoders' scalar twins.
+void prefill_codes(dtype t, const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);
 
 // Per row of n: y = (x − mean) / sqrt(var + eps) · gamma + beta (biased variance, as torch.nn.LayerNorm).
 void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y);
@@ -59,6 +62,9 @@ void axpy(float alpha, const float* x, float* y, int64_t n);
 namespace ref {
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end);
+// The codes, scales (and minimums, for to_codes32's types) the prefill tile decodes a row of W into: in vectors for
+// q4_K, q5_K and q6_K, else the type's to_codes32 / to_codes16 (dtype.h), which are the vector decoders' scalar twins.
+void prefill_codes(dtype t, const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);
 void layer_norm(const float* x, int64_t M, int64_t n, const float* gamma, const float* beta, float eps, float* y);
 void rms_norm(const float* x, int64_t M, int64_t n, const float* gamma, float eps, float* y);
 void silu_mul(float* gate, const float* up, int64_t n);

@@ -754,6 +754,13 @@ void q6_codes(const uint8_t* src, int8_t* q, float* d, int64_t n) {
     }
 }
 
+decltype(dtype_traits::to_codes32) codes32_decoder(dtype t) {
+    if (t == dtype::q4_k) return &k45_codes<block_q4_K, false>;
+    if (t == dtype::q5_k) return &k45_codes<block_q5_K, true>;
+    return traits(t).to_codes32;
+}
+decltype(dtype_traits::to_codes16) codes16_decoder(dtype t) { return t == dtype::q6_k ? &q6_codes : traits(t).to_codes16; }
+
 // The minimums' term of a tile: out[r][j] += Σ_blocks m_j · (d_x·Σq_x)_r (mw: per block the panel's 8 minimums;
 // xs: per block the group's 4 activation sums). value = d·q + m, so Σ_k value·x̂ = Σ_blocks d·d_x·(q·q_x) + m·d_x·Σq_x.
 void add_minimums(const float* mw, const float* xs, int64_t nb, float (&out)[q8_mr][q8_nr]) {
@@ -827,11 +834,8 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     // q4_1, q5_1, q4_K, q5_K: the panel's rows as codes, scales and minimums (to_codes32), the minimums' term added
     // to each tile from the activations' block sums
     // q3_K, q6_K (value = d·q per 16): likewise as codes with a scale per 16, on the tile that scales every 16
-    auto to_codes = traits(Wm.type).to_codes32;
-    auto to_codes16 = traits(Wm.type).to_codes16;
-    if (Wm.type == dtype::q4_k) to_codes = &k45_codes<block_q4_K, false>;
-    if (Wm.type == dtype::q5_k) to_codes = &k45_codes<block_q5_K, true>;
-    if (Wm.type == dtype::q6_k) to_codes16 = &q6_codes;
+    const auto to_codes = codes32_decoder(Wm.type);
+    const auto to_codes16 = codes16_decoder(Wm.type);
     const int64_t ns = to_codes16 ? K / 16 : nb;  // W's scales per row
     thread_local q8_row_groups xq;
     xq.set(x, M, ldx, K, to_codes != nullptr);
@@ -925,6 +929,12 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
     else if (Wm.type == dtype::bf16) f = p_gemv_bf16;
     else unsupported(Wm.type);
     f(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
+}
+
+void prefill_codes(dtype t, const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
+    if (const auto f = codes32_decoder(t)) f(src, q, d, m, n);
+    else if (const auto f16 = codes16_decoder(t)) f16(src, q, d, n);
+    else throw error(std::string("prefill_codes: ") + dtype_name(t) + " has no codes per 32 or 16");
 }
 
 }  // namespace wf
