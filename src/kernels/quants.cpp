@@ -94,16 +94,48 @@ inline int trunc_small(float v) { return v > -128.0f && v < 256.0f ? int(v) : 0;
 
 }  // namespace
 
-void q4_1_to_f32(const uint8_t* src, float* dst, int64_t n) {
+// value = d·q (+ m) for n values given as codes with one scale (and minimum) per `per` values: the dequantizers of
+// the types with to_codes32 / to_codes16 (dtype.h), so that the prefill tile's codes and the dequantizer are one decode.
+// The same float operations as ggml's dequantize_row_*: (d·sc)·q, d·q + m, (d·sc)·q − dmin·m (no + 0 without a minimum:
+// it would turn −0 into +0).
+void codes_to_f32(const int8_t* q, const float* d, const float* m, int per, int64_t n, float* dst) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = m ? d[i / per] * float(q[i]) + m[i / per] : d[i / per] * float(q[i]);
+}
+
+// q4_1 / q5_1 as codes: d·q + m per block, q ∈ [0, 15] (+ 16 for q5_1's fifth bit from qh).
+template <class Block>
+void x1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
-        const auto blk = load_block<block_q4_1>(src, b);
-        const float d = f16_to_f32(blk.d), m = f16_to_f32(blk.m);
+        const auto blk = load_block<Block>(src, b);
+        uint32_t qh = 0;
+        if constexpr (requires { blk.qh; }) std::memcpy(&qh, blk.qh, 4);
+        d[b] = f16_to_f32(blk.d), m[b] = f16_to_f32(blk.m);
         for (int j = 0; j < 16; ++j) {
-            dst[b * 32 + j] = float(blk.qs[j] & 0x0F) * d + m;
-            dst[b * 32 + j + 16] = float(blk.qs[j] >> 4) * d + m;
+            q[b * 32 + j] = int8_t((blk.qs[j] & 0x0F) | (qh >> j & 1) << 4);
+            q[b * 32 + j + 16] = int8_t((blk.qs[j] >> 4) | (qh >> (j + 16) & 1) << 4);
         }
     }
 }
+void q4_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { x1_to_codes32<block_q4_1>(src, q, d, m, n); }
+void q5_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { x1_to_codes32<block_q5_1>(src, q, d, m, n); }
+
+// One block at a time: its codes, then their values.
+template <class Block, int values, int groups, auto codes>
+void via_codes(const uint8_t* src, float* dst, int64_t n) {
+    int8_t q[values];
+    float d[groups], m[groups];
+    for (int64_t b = 0; b < n / values; ++b) {
+        if constexpr (requires { codes(src, q, d, m, n); }) {
+            codes(src + b * int64_t(sizeof(Block)), q, d, m, values);
+            codes_to_f32(q, d, m, values / groups, values, dst + b * values);
+        } else {
+            codes(src + b * int64_t(sizeof(Block)), q, d, values);
+            codes_to_f32(q, d, nullptr, values / groups, values, dst + b * values);
+        }
+    }
+}
+
+void q4_1_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q4_1, 32, 1, q4_1_to_codes32>(src, dst, n); }
 // d = (max − min)/15, q = min(15, (int8_t)((x − min)·id + 0.5)).
 void q4_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
@@ -167,18 +199,7 @@ void q5_0_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n) {
     }
 }
 
-void q5_1_to_f32(const uint8_t* src, float* dst, int64_t n) {
-    for (int64_t b = 0; b < n / 32; ++b) {
-        const auto blk = load_block<block_q5_1>(src, b);
-        uint32_t qh;
-        std::memcpy(&qh, blk.qh, 4);
-        const float d = f16_to_f32(blk.d), m = f16_to_f32(blk.m);
-        for (int j = 0; j < 16; ++j) {
-            dst[b * 32 + j] = float((blk.qs[j] & 0x0F) | (qh >> j & 1) << 4) * d + m;
-            dst[b * 32 + j + 16] = float((blk.qs[j] >> 4) | (qh >> (j + 16) & 1) << 4) * d + m;
-        }
-    }
-}
+void q5_1_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q5_1, 32, 1, q5_1_to_codes32>(src, dst, n); }
 // d = (max − min)/31, q = (uint8_t)((x − min)·id + 0.5) (no clamp, as llama.cpp).
 void q5_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
@@ -505,22 +526,8 @@ void q2_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     }
 }
 
-void q3_K_to_f32(const uint8_t* src, float* dst, int64_t n) {
-    for (int64_t b = 0; b < n / qk_k; ++b) {
-        const auto blk = load_block<block_q3_K>(src, b);
-        const float d = f16_to_f32(blk.d);
-        int8_t sc[16];
-        q3_K_scales(blk.scales, sc);
-        float* y = dst + b * qk_k;
-        for (int h = 0; h < 2; ++h)  // element 128h + 32j + l: as q2_K, its high bit is bit 4h + j of hmask[l]
-            for (int j = 0; j < 4; ++j)
-                for (int l = 0; l < 32; ++l) {
-                    const int low = blk.qs[32 * h + l] >> (2 * j) & 3, q = low - (blk.hmask[l] >> (4 * h + j) & 1 ? 0 : 4);
-                    y[128 * h + 32 * j + l] = d * float(sc[8 * h + 2 * j + l / 16]) * float(q);
-                }
-    }
-}
-// to_codes16: the codes and d·sc as q3_K_to_f32 forms them.
+// q3_K as codes: (d·sc)·q per 16, sc = code − 32 (q3_K_scales), q = low 2 bits − 4 unless the hmask bit is set;
+// element 128h + 32j + l: as q2_K, its high bit is bit 4h + j of hmask[l].
 void q3_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
         const auto blk = load_block<block_q3_K>(src, b);
@@ -536,6 +543,7 @@ void q3_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
                 }
     }
 }
+void q3_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q3_K, qk_k, 16, q3_K_to_codes16>(src, dst, n); }
 // quantize_row_q3_K_ref: per group of 16 make_q3_quants(4); the scale of largest magnitude gives −32/max, 6-bit
 // codes, d = max/−32; the codes again with the rounded scales; high bits into hmask.
 void q3_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
@@ -583,39 +591,7 @@ void q3_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
 }
 
 // Q4_K and Q5_K: 8 groups of 32 with 6-bit scales and mins; Q5_K adds each value's fifth bit from qh.
-template <class Block>
-void k45_to_f32(const uint8_t* src, float* dst, int64_t n) {
-    for (int64_t b = 0; b < n / qk_k; ++b) {
-        const auto blk = load_block<Block>(src, b);
-        const float d = f16_to_f32(blk.d), dmin = f16_to_f32(blk.dmin);
-        for (int g = 0; g < 8; ++g) {
-            uint8_t sc, m;
-            scale_min_k4(g, blk.scales, sc, m);
-            const float d1 = d * float(sc), m1 = dmin * float(m);
-            for (int l = 0; l < 32; ++l) {
-                int q = blk.qs[32 * (g / 2) + l] >> (4 * (g % 2)) & 0xF;
-                if constexpr (requires { blk.qh; }) q += blk.qh[l] >> g & 1 ? 16 : 0;
-                dst[b * qk_k + 32 * g + l] = d1 * float(q) - m1;
-            }
-        }
-    }
-}
-
-void q4_K_to_f32(const uint8_t* src, float* dst, int64_t n) { k45_to_f32<block_q4_K>(src, dst, n); }
-void q4_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
-    for (int64_t b = 0; b < n / qk_k; ++b) {
-        block_q4_K blk{};
-        uint8_t L[qk_k];
-        quantize_k45(src + b * qk_k, 15, -1.f, 20, blk.d, blk.dmin, blk.scales, L);
-        for (int j = 0; j < qk_k; j += 64)
-            for (int l = 0; l < 32; ++l) blk.qs[j / 2 + l] = uint8_t(L[j + l] | L[j + l + 32] << 4);
-        store_block(dst, b, blk);
-    }
-}
-
-void q5_K_to_f32(const uint8_t* src, float* dst, int64_t n) { k45_to_f32<block_q5_K>(src, dst, n); }
-
-// to_codes32: the codes as the dequantizers read them; d and m as they form them (d·sc, dmin·m: exact products).
+// As codes: d·sc and −dmin·m per group (exact products of an f16 and a 6-bit code).
 template <class Block>
 void k45_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
@@ -635,21 +611,20 @@ void k45_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n
 }
 void q4_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { k45_to_codes32<block_q4_K>(src, q, d, m, n); }
 void q5_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { k45_to_codes32<block_q5_K>(src, q, d, m, n); }
-template <class Block>
-void x1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
-    for (int64_t b = 0; b < n / 32; ++b) {
-        const auto blk = load_block<Block>(src, b);
-        uint32_t qh = 0;
-        if constexpr (requires { blk.qh; }) std::memcpy(&qh, blk.qh, 4);
-        d[b] = f16_to_f32(blk.d), m[b] = f16_to_f32(blk.m);
-        for (int j = 0; j < 16; ++j) {
-            q[b * 32 + j] = int8_t((blk.qs[j] & 0x0F) | (qh >> j & 1) << 4);
-            q[b * 32 + j + 16] = int8_t((blk.qs[j] >> 4) | (qh >> (j + 16) & 1) << 4);
-        }
+
+void q4_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q4_K, qk_k, 8, q4_K_to_codes32>(src, dst, n); }
+void q4_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
+    for (int64_t b = 0; b < n / qk_k; ++b) {
+        block_q4_K blk{};
+        uint8_t L[qk_k];
+        quantize_k45(src + b * qk_k, 15, -1.f, 20, blk.d, blk.dmin, blk.scales, L);
+        for (int j = 0; j < qk_k; j += 64)
+            for (int l = 0; l < 32; ++l) blk.qs[j / 2 + l] = uint8_t(L[j + l] | L[j + l + 32] << 4);
+        store_block(dst, b, blk);
     }
 }
-void q4_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { x1_to_codes32<block_q4_1>(src, q, d, m, n); }
-void q5_1_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { x1_to_codes32<block_q5_1>(src, q, d, m, n); }
+
+void q5_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q5_K, qk_k, 8, q5_K_to_codes32>(src, dst, n); }
 
 void q5_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
@@ -664,20 +639,7 @@ void q5_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     }
 }
 
-void q6_K_to_f32(const uint8_t* src, float* dst, int64_t n) {
-    for (int64_t b = 0; b < n / qk_k; ++b) {
-        const auto blk = load_block<block_q6_K>(src, b);
-        const float d = f16_to_f32(blk.d);
-        float* y = dst + b * qk_k;
-        for (int h = 0; h < 2; ++h)  // element 128h + 32j + l
-            for (int j = 0; j < 4; ++j)
-                for (int l = 0; l < 32; ++l) {
-                    const int low = blk.ql[64 * h + 32 * (j % 2) + l] >> (4 * (j / 2)) & 0xF, high = blk.qh[32 * h + l] >> (2 * j) & 3;
-                    y[128 * h + 32 * j + l] = d * float(blk.scales[8 * h + 2 * j + l / 16]) * float((low | high << 4) - 32);
-                }
-    }
-}
-// to_codes16: the codes and d·sc as q6_K_to_f32 forms them (element 128h + 32j + l, group 8h + 2j + l / 16).
+// q6_K as codes: (d·sc)·(q − 32) per 16; element 128h + 32j + l (group 8h + 2j + l / 16): ql's nibble, qh's bits 2j.
 void q6_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
         const auto blk = load_block<block_q6_K>(src, b);
@@ -691,6 +653,7 @@ void q6_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
                 }
     }
 }
+void q6_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q6_K, qk_k, 16, q6_K_to_codes16>(src, dst, n); }
 // quantize_row_q6_K_ref: per group of 16 make_qx_quants(32); the scale of largest magnitude gives −128/max, int8
 // scales, d = max/−128; the codes again with the rounded scales. A block of zero scales is all zero bytes.
 void q6_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
