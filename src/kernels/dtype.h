@@ -33,7 +33,7 @@ struct dtype_traits {
     // For the types whose values are d·q + m per 32 (q4_1, q5_1; q4_K and q5_K per 32 of a super-block, their d·sc and
     // −dmin·m products of an f16 and a 6-bit code, exact in f32): n values as codes q (whole numbers in [0, 31]) and per
     // 32 a scale d and a minimum m, so that value = d·q + m up to the dequantizer's rounding; null for the others.
-    // matmul's integer tile runs them this way from 16 rows on (kernels/matmul.cpp: gemm_q8).
+    // matmul's integer tile runs them this way from 16 rows on (kernels/matmul-q8.cpp: gemm_q8).
     void (*to_codes32)(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) = nullptr;
     // For q3_K and q6_K (value = (d·sc)·q per 16, d·sc a product of an f16 and a small integer: exact in f32): n
     // values as codes q (whole numbers in [−32, 31]) and a scale d per 16; null for the others.

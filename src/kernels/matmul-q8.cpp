@@ -1,0 +1,586 @@
+// matmul's integer paths (kernels/matmul.cpp dispatches to them; its header comment gives the whole picture):
+// q8_0 weights below 16 rows as integer dot products on W as stored (gemv_q8), and from 16 rows on an integer
+// outer-product tile on packed panels (gemm_q8) that q8_0 and the block types with exact codes share — q4_0, q5_0,
+// iq4_nl re-blocked as q8_0, q4_1 / q5_1 / q4_K / q5_K as codes with scales and minimums per 32, q3_K / q6_K as codes
+// with scales per 16.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <vector>
+#include <xsimd/xsimd.hpp>
+
+#if defined(__wasm_simd128__)
+#include <wasm_simd128.h>  // clang's header for the wasm SIMD128 instructions (not Emscripten's)
+#endif
+#if defined(__SSE4_1__)
+#include <immintrin.h>
+#endif
+
+#include "core/error.h"
+#include "kernels/kernels.h"
+#include "kernels/matmul-paths.h"
+#include "kernels/quants.h"
+
+namespace wf::matmul_detail {
+namespace {
+
+thread_local std::vector<float> scale_buf;
+
+// --- q8_0 × q8_0 integer dot products ------------------------------------------------------------------------
+// A q8_0 block scale: (h & 0x7fff) << 13 as a float is value·2^-112 (subnormals included); an all-ones exponent
+// (a malformed block's inf or NaN) is or-ed back so that it stays inf / NaN, without a branch.
+inline float scale_f16(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    const uint32_t bits = uint32_t(h & 0x7fff) << 13;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    f *= 0x1p112f;
+    uint32_t out;
+    std::memcpy(&out, &f, 4);
+    out |= ((h & 0x7c00) == 0x7c00 ? 0x7f800000u : 0u) | uint32_t(h & 0x8000) << 16;
+    std::memcpy(&f, &out, 4);
+    return f;
+}
+
+// Rows of activations quantized to q8_0 and sign-extended to int16 once (both SIMD paths multiply int16 pairs
+// into int32), reused by every W row: q is (M, K), d the (M, K/32) block scales.
+struct q8_activations {
+    std::vector<int16_t> q;
+    std::vector<float> d;
+    std::vector<block_q8_0> blocks;
+    void set(const float* x, int64_t M, int64_t ldx, int64_t K) {
+        const int64_t nb = K / q8_block;
+        blocks.resize(size_t(nb));
+        q.resize(size_t(M * K));
+        d.resize(size_t(M * nb));
+        for (int64_t m = 0; m < M; ++m) {
+            quantize_q8_0(x + m * ldx, K, blocks.data());
+            for (int64_t b = 0; b < nb; ++b) {
+                d[size_t(m * nb + b)] = f16_to_f32(blocks[size_t(b)].d);
+                for (int i = 0; i < q8_block; ++i) q[size_t(m * K + b * q8_block + i)] = blocks[size_t(b)].q[i];
+            }
+        }
+    }
+};
+
+#if defined(__SSE4_1__) && !defined(__wasm_simd128__)
+inline float hsum(__m128 v) {
+    v = _mm_add_ps(v, _mm_movehl_ps(v, v));
+    v = _mm_add_ss(v, _mm_shuffle_ps(v, v, 1));
+    return _mm_cvtss_f32(v);
+}
+#endif
+
+#if defined(__wasm_simd128__)
+// One block's 32 int8 weights at q against 32 int16 activations: 8 weights at a time loaded sign-extended to int16
+// (v128.load8x8_s, one x86 instruction) and multiplied pairwise into int32 (i32x4.dot_i16x8_s: pmaddwd).
+inline v128_t block_dot(v128_t x0, v128_t x1, v128_t x2, v128_t x3, const uint8_t* q) {
+    v128_t s = wasm_i32x4_dot_i16x8(x0, wasm_i16x8_load8x8(q));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(x1, wasm_i16x8_load8x8(q + 8)));
+    s = wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(x2, wasm_i16x8_load8x8(q + 16)));
+    return wasm_i32x4_add(s, wasm_i32x4_dot_i16x8(x3, wasm_i16x8_load8x8(q + 24)));
+}
+#endif
+
+// out[n] = Σ_blocks d_x·d_w·(q_x·q_w) for NR rows of W at once, against one row of activations (xq: its int16
+// values, xd: its block scales).
+template <int NR>
+inline void dot_q8_rows(const int16_t* xq_row, const float* xd, const uint8_t* const* w, int64_t nb, float (&out)[NR]) {
+#if defined(__wasm_simd128__)
+    v128_t acc[NR];
+    for (int n = 0; n < NR; ++n) acc[n] = wasm_f32x4_splat(0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const int16_t* xq = xq_row + b * q8_block;
+        const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
+        const float dx = xd[b];
+        for (int n = 0; n < NR; ++n) {
+            const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
+            const v128_t s = block_dot(x0, x1, x2, x3, blk + 2);
+            acc[n] = wasm_f32x4_add(acc[n], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s), wasm_f32x4_splat(dx * scale_f16(blk))));
+        }
+    }
+    for (int n = 0; n < NR; ++n)
+        out[n] = wasm_f32x4_extract_lane(acc[n], 0) + wasm_f32x4_extract_lane(acc[n], 1) + wasm_f32x4_extract_lane(acc[n], 2) +
+                 wasm_f32x4_extract_lane(acc[n], 3);
+#elif defined(__SSE4_1__)
+    __m128 acc[NR];
+    for (int n = 0; n < NR; ++n) acc[n] = _mm_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+        const __m128i* xq = reinterpret_cast<const __m128i*>(xq_row + b * q8_block);
+        const __m128i x0 = _mm_loadu_si128(xq), x1 = _mm_loadu_si128(xq + 1);
+        const __m128i x2 = _mm_loadu_si128(xq + 2), x3 = _mm_loadu_si128(xq + 3);
+        const float dx = xd[b];
+        for (int n = 0; n < NR; ++n) {
+            const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
+            const __m128i w0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 2));
+            const __m128i w1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 18));
+            __m128i s = _mm_madd_epi16(x0, _mm_cvtepi8_epi16(w0));
+            s = _mm_add_epi32(s, _mm_madd_epi16(x1, _mm_cvtepi8_epi16(_mm_unpackhi_epi64(w0, w0))));
+            s = _mm_add_epi32(s, _mm_madd_epi16(x2, _mm_cvtepi8_epi16(w1)));
+            s = _mm_add_epi32(s, _mm_madd_epi16(x3, _mm_cvtepi8_epi16(_mm_unpackhi_epi64(w1, w1))));
+            acc[n] = _mm_add_ps(acc[n], _mm_mul_ps(_mm_cvtepi32_ps(s), _mm_set1_ps(dx * scale_f16(blk))));
+        }
+    }
+    for (int n = 0; n < NR; ++n) out[n] = hsum(acc[n]);
+#else
+    for (int n = 0; n < NR; ++n) {
+        float s = 0;
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
+            int32_t is = 0;
+            for (int i = 0; i < q8_block; ++i) is += int32_t(xq_row[b * q8_block + i]) * int8_t(blk[2 + i]);
+            s += float(is) * xd[b] * scale_f16(blk);
+        }
+        out[n] = s;
+    }
+#endif
+}
+
+#if defined(__wasm_simd128__)
+// Four W rows at once, their block scales widened beforehand into sc (nb × 4 floats, block-major): per block, the
+// four rows' int32 partial sums are transposed into one vector [S0, S1, S2, S3] and scaled by one vector multiply,
+// instead of four scalar f16 conversions, splats and multiplies.
+inline void dot_q8_4rows(const int16_t* xq_row, const float* xd, const uint8_t* const* w, const float* sc, int64_t nb, float* out) {
+    v128_t acc = wasm_f32x4_splat(0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const int16_t* xq = xq_row + b * q8_block;
+        const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
+        v128_t s[4];
+        for (int n = 0; n < 4; ++n) s[n] = block_dot(x0, x1, x2, x3, w[n] + b * int64_t(sizeof(block_q8_0)) + 2);
+        // [s0a+s0c, s1a+s1c, s0b+s0d, s1b+s1d] and the same for rows 2, 3; then one more add gives the four sums
+        const v128_t u01 = wasm_i32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 4, 1, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 6, 3, 7));
+        const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
+        const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
+        const v128_t scale = wasm_f32x4_mul(wasm_v128_load(sc + 4 * b), wasm_f32x4_splat(xd[b]));
+        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale));
+    }
+    wasm_v128_store(out, acc);
+}
+#endif
+
+}  // namespace
+
+// Few rows of x (decode, and the beams of a beam search): every row quantized once, then 4 W rows at a time read
+// from storage and dotted with each row of x while they are in L1 — W is read from memory once, whatever M is.
+void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+             int64_t n0, int64_t n1) {
+    const int64_t K = Wm.n_cols, nb = K / q8_block;
+    thread_local q8_activations xq;
+    xq.set(x, M, ldx, K);
+#if defined(__wasm_simd128__)
+    float* sc = scratch(scale_buf, size_t(4 * nb));
+#endif
+    // W rows 4 at a time; in wasm the last 1–3 rows too (the 4th pointer repeated), so that a column's value does not
+    // depend on where a thread's column range starts: the transposed 4-row sum rounds differently from dot_q8_rows
+    for (int64_t n = n0; n < n1; n += 4) {
+        const int64_t rows = std::min<int64_t>(4, n1 - n);
+#if defined(__wasm_simd128__)
+        const uint8_t* w[4] = {Wm.row(n), Wm.row(n + std::min<int64_t>(1, rows - 1)), Wm.row(n + std::min<int64_t>(2, rows - 1)),
+                               Wm.row(n + std::min<int64_t>(3, rows - 1))};
+        for (int64_t b = 0; b < nb; ++b)
+            for (int j = 0; j < 4; ++j) sc[4 * b + j] = scale_f16(w[j] + b * int64_t(sizeof(block_q8_0)));
+        for (int64_t m = 0; m < M; ++m) {
+            float out[4];
+            dot_q8_4rows(xq.q.data() + m * K, xq.d.data() + m * nb, w, sc, nb, out);
+            for (int j = 0; j < rows; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+        }
+#else
+        for (int64_t m = 0; m < M; ++m) {
+            if (rows == 4) {
+                const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
+                float out[4];
+                dot_q8_rows<4>(xq.q.data() + m * K, xq.d.data() + m * nb, w, nb, out);
+                for (int j = 0; j < 4; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+                continue;
+            }
+            for (int64_t j = 0; j < rows; ++j) {  // each row's sum is computed the same whatever NR is
+                const uint8_t* w[1] = {Wm.row(n + j)};
+                float out[1];
+                dot_q8_rows<1>(xq.q.data() + m * K, xq.d.data() + m * nb, w, nb, out);
+                y[m * ldy + n + j] = out[0] + (bias ? bias[n + j] : 0.0f);
+            }
+        }
+#endif
+    }
+}
+
+namespace {
+
+// --- q8_0 prefill: an integer outer-product tile --------------------------------------------------------------
+// Many rows (M ≥ 16) on q8_0 weights: the rows are quantized to q8_0 as decode quantizes its one row, and W is
+// packed once per panel of 8 columns so that for each pair of k one vector holds 4 columns' int16 pairs,
+//   [w_n[k], w_n[k+1], w_n+1[k], w_n+1[k+1], …, w_n+3[k+1]];
+// i32x4.dot_i16x8 (pmaddwd) of that with the row's pair (x[k], x[k+1]) splat gives 4 columns' partial sums in 4
+// lanes: no horizontal sums, 8 multiply-adds per instruction. A 4 × 8 tile keeps 8 int32 accumulators; at the end
+// of each q8 block they are scaled by d_x[m]·d_w[n] into 8 float accumulators.
+// The rows are packed too, by groups of 4 (the last one padded with zero rows): per pair of k the group's 4 pairs
+// side by side, so that the tile reads x and W each from one pointer at constant offsets (no address arithmetic
+// per step in V8's code) and broadcasts x's pairs with v128.load32_splat (a load, not a shuffle). Both packings are
+// the same 4-way interleave of int8 pairs, widened to int16 (interleave_pairs4).
+// The tile is a function of its own that wasm-opt must not inline (q8_tile_ptr): wasm-opt inlines every function
+// that has one caller, and inside matmul (~750 KB of machine code once all its kernels are inlined) V8's register
+// allocator kept the accumulators and broadcasts on the stack, several spills per multiply-add. In Node, at M = 128
+// and 768 × 768: the former tile 48 GFLOP/s inlined, 63 out of line; this one 86.
+constexpr int64_t q8_nr = 8, q8_mr = 4;
+
+#if defined(__wasm_simd128__)
+using vi = v128_t;
+inline vi vi_load(const void* p) { return wasm_v128_load(p); }
+inline vi vi_splat32(const void* p) { return wasm_v128_load32_splat(p); }
+inline vi vi_dot_add(vi acc, vi a, vi b) { return wasm_i32x4_add(acc, wasm_i32x4_dot_i16x8(a, b)); }
+inline vi vi_zero() { return wasm_i32x4_splat(0); }
+inline vi vf_scale_add(vi facc, vi iacc, vi scale) { return wasm_f32x4_add(facc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(iacc), scale)); }
+inline vi vf_mul(vi a, float s) { return wasm_f32x4_mul(a, wasm_f32x4_splat(s)); }
+inline vi vf_zero() { return wasm_f32x4_splat(0.0f); }
+inline void vf_store(float* p, vi v) { wasm_v128_store(p, v); }
+inline void vi_store(void* p, vi v) { wasm_v128_store(p, v); }
+inline vi vi_unpacklo16(vi a, vi b) { return wasm_i16x8_shuffle(a, b, 0, 8, 1, 9, 2, 10, 3, 11); }
+inline vi vi_unpackhi16(vi a, vi b) { return wasm_i16x8_shuffle(a, b, 4, 12, 5, 13, 6, 14, 7, 15); }
+inline vi vi_unpacklo32(vi a, vi b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }
+inline vi vi_unpackhi32(vi a, vi b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }
+inline vi vi_widen_lo8(vi a) { return wasm_i16x8_extend_low_i8x16(a); }
+inline vi vi_widen_hi8(vi a) { return wasm_i16x8_extend_high_i8x16(a); }
+#define WF_Q8_TILE 1
+#elif defined(__SSE4_1__)
+using vi = __m128i;
+inline vi vi_load(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
+inline vi vi_splat32(const void* p) {
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return _mm_set1_epi32(v);
+}
+inline vi vi_dot_add(vi acc, vi a, vi b) { return _mm_add_epi32(acc, _mm_madd_epi16(a, b)); }
+inline vi vi_zero() { return _mm_setzero_si128(); }
+inline vi vf_scale_add(vi facc, vi iacc, vi scale) {
+    return _mm_castps_si128(_mm_add_ps(_mm_castsi128_ps(facc), _mm_mul_ps(_mm_cvtepi32_ps(iacc), _mm_castsi128_ps(scale))));
+}
+inline vi vf_mul(vi a, float s) { return _mm_castps_si128(_mm_mul_ps(_mm_castsi128_ps(a), _mm_set1_ps(s))); }
+inline vi vf_zero() { return _mm_setzero_si128(); }
+inline void vf_store(float* p, vi v) { _mm_storeu_ps(p, _mm_castsi128_ps(v)); }
+inline void vi_store(void* p, vi v) { _mm_storeu_si128(static_cast<__m128i*>(p), v); }
+inline vi vi_unpacklo16(vi a, vi b) { return _mm_unpacklo_epi16(a, b); }
+inline vi vi_unpackhi16(vi a, vi b) { return _mm_unpackhi_epi16(a, b); }
+inline vi vi_unpacklo32(vi a, vi b) { return _mm_unpacklo_epi32(a, b); }
+inline vi vi_unpackhi32(vi a, vi b) { return _mm_unpackhi_epi32(a, b); }
+inline vi vi_widen_lo8(vi a) { return _mm_cvtepi8_epi16(a); }
+inline vi vi_widen_hi8(vi a) { return _mm_cvtepi8_epi16(_mm_srli_si128(a, 8)); }
+#define WF_Q8_TILE 1
+#endif
+
+// Four sources of 32 int8 values (one q8_0 block's codes each; null: zeros) → 16 vectors of 8 int16, vector p
+// (at out + p·stride) holding pair p of each source in turn: [s0[2p], s0[2p+1], s1[2p], s1[2p+1], …, s3[2p+1]].
+inline void interleave_pairs4(const int8_t* const (&src)[4], int16_t* out, int64_t stride) {
+#if defined(WF_Q8_TILE)
+    for (int h = 0; h < 2; ++h) {  // pairs 8h … 8h + 7
+        vi v[4];
+        for (int j = 0; j < 4; ++j) v[j] = src[j] ? vi_load(src[j] + 16 * h) : vi_zero();
+        // int8 pairs as 16-bit units: [a0 b0 a1 b1 a2 b2 a3 b3] and so on, then [a0 b0 c0 d0 a1 b1 c1 d1] …
+        const vi ab_lo = vi_unpacklo16(v[0], v[1]), ab_hi = vi_unpackhi16(v[0], v[1]);
+        const vi cd_lo = vi_unpacklo16(v[2], v[3]), cd_hi = vi_unpackhi16(v[2], v[3]);
+        const vi t[4] = {vi_unpacklo32(ab_lo, cd_lo), vi_unpackhi32(ab_lo, cd_lo), vi_unpacklo32(ab_hi, cd_hi), vi_unpackhi32(ab_hi, cd_hi)};
+        for (int i = 0; i < 4; ++i) {
+            vi_store(out + (8 * h + 2 * i) * stride, vi_widen_lo8(t[i]));
+            vi_store(out + (8 * h + 2 * i + 1) * stride, vi_widen_hi8(t[i]));
+        }
+    }
+#else
+    for (int p = 0; p < q8_block / 2; ++p)
+        for (int j = 0; j < 4; ++j) {
+            out[p * stride + 2 * j] = src[j] ? src[j][2 * p] : 0;
+            out[p * stride + 2 * j + 1] = src[j] ? src[j][2 * p + 1] : 0;
+        }
+#endif
+}
+
+// Rows of x quantized to q8_0 and packed by groups of 4 rows for the tile: q holds, per group, block and pair of
+// k, the group's 4 pairs as int16 (8 values; rows past M are zeros), d per group and block the 4 rows' scales.
+// With sums, s holds likewise d·Σq per block (the minimums' term of the types with one: see add_minimums).
+struct q8_row_groups {
+    std::vector<int16_t> q;
+    std::vector<float> d, s;
+    std::vector<block_q8_0> blocks;
+    void set(const float* x, int64_t M, int64_t ldx, int64_t K, bool sums) {
+        const int64_t nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
+        blocks.resize(size_t(q8_mr * nb));
+        q.resize(size_t(groups * q8_mr * K));
+        d.resize(size_t(groups * nb * q8_mr));
+        s.resize(sums ? d.size() : 0);
+        for (int64_t g = 0; g < groups; ++g) {
+            const int64_t rows = std::min(q8_mr, M - g * q8_mr);
+            for (int64_t r = 0; r < rows; ++r) quantize_q8_0(x + (g * q8_mr + r) * ldx, K, blocks.data() + r * nb);
+            for (int64_t b = 0; b < nb; ++b) {
+                const int8_t* src[4];
+                for (int64_t r = 0; r < q8_mr; ++r) {
+                    src[r] = r < rows ? blocks[size_t(r * nb + b)].q : nullptr;
+                    const size_t at = size_t((g * nb + b) * q8_mr + r);
+                    d[at] = r < rows ? f16_to_f32(blocks[size_t(r * nb + b)].d) : 0.0f;
+                    if (sums) s[at] = src[r] ? d[at] * float(std::accumulate(src[r], src[r] + q8_block, int32_t(0))) : 0.0f;
+                }
+                interleave_pairs4(src, q.data() + (g * nb + b) * q8_block * q8_mr, 2 * q8_mr);
+            }
+        }
+    }
+};
+
+// Columns n … n + cols − 1 (cols ≤ 8; missing ones are zero) of all K as the tile reads them: per block, 16 pairs ×
+// 2 vectors of 8 int16 (columns 0–3, then 4–7), then per block the 8 scales.
+void pack_q8_panel(const matrix_view& Wm, int64_t n, int64_t cols, int16_t* q, float* d) {
+    const int64_t nb = Wm.n_cols / q8_block;
+    const uint8_t* rows[q8_nr];
+    for (int64_t j = 0; j < q8_nr; ++j) rows[j] = j < cols ? Wm.row(n + j) : nullptr;
+    for (int64_t b = 0; b < nb; ++b) {
+        const int64_t at = b * int64_t(sizeof(block_q8_0));
+        // the 8 scales gathered and widened W at a time (widen_f16 computes what scale_f16 does, lane by lane)
+        if constexpr (q8_nr % W == 0) {
+            for (int64_t j0 = 0; j0 < q8_nr; j0 += W) {
+                alignas(64) int32_t h[W];
+                for (int64_t j = 0; j < W; ++j) {
+                    uint16_t v = 0;
+                    if (rows[j0 + j]) std::memcpy(&v, rows[j0 + j] + at, 2);
+                    h[j] = v;
+                }
+                widen_f16(BI::load_aligned(h)).store_unaligned(d + b * q8_nr + j0);
+            }
+        } else {
+            for (int64_t j = 0; j < q8_nr; ++j) d[b * q8_nr + j] = rows[j] ? scale_f16(rows[j] + at) : 0.0f;
+        }
+        for (int64_t half = 0; half < 2; ++half) {
+            const int8_t* src[4];
+            for (int64_t j = 0; j < 4; ++j) src[j] = rows[4 * half + j] ? reinterpret_cast<const int8_t*>(rows[4 * half + j] + at + 2) : nullptr;
+            interleave_pairs4(src, q + b * q8_block * q8_nr + half * 8, 2 * q8_nr);
+        }
+    }
+}
+
+// The same panel's codes from rows given as codes (cols rows of K int8 codes at q, row j's at q + j·K): the types
+// with to_codes32 or to_codes16; their scales (and minimums) go through panel_values.
+void pack_codes_panel(const int8_t* q, int64_t cols, int64_t K, int16_t* out) {
+    for (int64_t b = 0; b < K / q8_block; ++b)
+        for (int64_t half = 0; half < 2; ++half) {
+            const int8_t* src[4];
+            for (int64_t j = 0; j < 4; ++j) src[j] = 4 * half + j < cols ? q + (4 * half + j) * K + b * q8_block : nullptr;
+            interleave_pairs4(src, out + b * q8_block * q8_nr + half * 8, 2 * q8_nr);
+        }
+}
+
+// Per-row values (cols rows of ns at v, row j's at v + j·ns) in the panel's order: per block the 8 columns' values,
+// zero for the missing columns.
+void panel_values(const float* v, int64_t ns, int64_t cols, float* out) {
+    for (int64_t b = 0; b < ns; ++b)
+        for (int64_t j = 0; j < q8_nr; ++j) out[b * q8_nr + j] = j < cols ? v[j * ns + b] : 0.0f;
+}
+
+// q4_K, q5_K and q6_K rows to codes in vectors (their scalar twins: the types' to_codes32 / to_codes16, which
+// matmul's tests check through the products): a byte pair of nibbles per 16-bit lane, masked and shifted in place.
+// The scalar decode had made these types' prefill tile 1.3–1.4× the time of q8_0's (wf-bench-kernels blocks).
+using U16 = xsimd::batch<uint16_t>;
+using I8 = xsimd::batch<int8_t>;
+constexpr int64_t kBytes = int64_t(U16::size) * 2;  // bytes per vector: 16 in wasm, 32 with AVX2
+static_assert(32 % kBytes == 0);
+inline U16 ld16(const uint8_t* p) { return U16::load_unaligned(reinterpret_cast<const uint16_t*>(p)); }
+inline void st16(int8_t* p, U16 v) { v.store_unaligned(reinterpret_cast<uint16_t*>(p)); }
+
+template <class Block, bool five>
+void k45_codes(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
+    const U16 low4(0x0F0F), bit0(0x0101);
+    for (int64_t b = 0; b < n / qk_k; ++b) {
+        Block blk;
+        std::memcpy(&blk, src + b * int64_t(sizeof(Block)), sizeof(Block));
+        const float D = f16_to_f32(blk.d), Dmin = f16_to_f32(blk.dmin);
+        for (int g = 0; g < 8; ++g) {
+            uint8_t sc, mn;
+            scale_min_k4(g, blk.scales, sc, mn);
+            d[b * 8 + g] = D * float(sc), m[b * 8 + g] = -(Dmin * float(mn));
+        }
+        int8_t* out = q + b * qk_k;
+        for (int h = 0; h < 4; ++h)  // groups 2h (low nibbles of qs[32h …]) and 2h + 1 (high nibbles)
+            for (int64_t c = 0; c < 32; c += kBytes) {
+                const U16 v = ld16(blk.qs + 32 * h + c);
+                U16 lo = v & low4, hi = (v >> 4) & low4;
+                if constexpr (five) {  // element e's fifth bit: bit e / 32 of qh[e % 32]
+                    const U16 qh = ld16(blk.qh + c);
+                    lo = lo | (((qh >> (2 * h)) & bit0) << 4);
+                    hi = hi | (((qh >> (2 * h + 1)) & bit0) << 4);
+                }
+                st16(out + 64 * h + c, lo);
+                st16(out + 64 * h + 32 + c, hi);
+            }
+    }
+}
+
+void q6_codes(const uint8_t* src, int8_t* q, float* d, int64_t n) {
+    const U16 low4(0x0F0F), low2(0x0303);
+    const I8 bias(32);
+    for (int64_t b = 0; b < n / qk_k; ++b) {
+        block_q6_K blk;
+        std::memcpy(&blk, src + b * int64_t(sizeof(block_q6_K)), sizeof(block_q6_K));
+        const float D = f16_to_f32(blk.d);
+        for (int g = 0; g < 16; ++g) d[b * 16 + g] = D * float(blk.scales[g]);
+        int8_t* out = q + b * qk_k;
+        for (int h = 0; h < 2; ++h)  // element 128h + 32j + l: ql's nibble (j: low, low + 32, high, high + 32), qh's bits 2j
+            for (int64_t c = 0; c < 32; c += kBytes) {
+                const U16 a = ld16(blk.ql + 64 * h + c), a2 = ld16(blk.ql + 64 * h + 32 + c), hq = ld16(blk.qh + 32 * h + c);
+                const U16 low[4] = {a & low4, a2 & low4, (a >> 4) & low4, (a2 >> 4) & low4};
+                for (int j = 0; j < 4; ++j) {
+                    const U16 code = low[j] | (((hq >> (2 * j)) & low2) << 4);
+                    (xsimd::bitwise_cast<I8>(code) - bias).store_unaligned(out + 128 * h + 32 * j + c);
+                }
+            }
+    }
+}
+
+decltype(dtype_traits::to_codes32) codes32_decoder(dtype t) {
+    if (t == dtype::q4_k) return &k45_codes<block_q4_K, false>;
+    if (t == dtype::q5_k) return &k45_codes<block_q5_K, true>;
+    return traits(t).to_codes32;
+}
+decltype(dtype_traits::to_codes16) codes16_decoder(dtype t) { return t == dtype::q6_k ? &q6_codes : traits(t).to_codes16; }
+
+// The minimums' term of a tile: out[r][j] += Σ_blocks m_j · (d_x·Σq_x)_r (mw: per block the panel's 8 minimums;
+// xs: per block the group's 4 activation sums). value = d·q + m, so Σ_k value·x̂ = Σ_blocks d·d_x·(q·q_x) + m·d_x·Σq_x.
+void add_minimums(const float* mw, const float* xs, int64_t nb, float (&out)[q8_mr][q8_nr]) {
+    for (int r = 0; r < q8_mr; ++r)
+        for (int64_t j = 0; j < q8_nr; j += W) {
+            B acc = B::load_unaligned(out[r] + j);
+            for (int64_t b = 0; b < nb; ++b) acc = xsimd::fma(B::load_unaligned(mw + b * q8_nr + j), B(xs[b * q8_mr + r]), acc);
+            acc.store_unaligned(out[r] + j);
+        }
+}
+
+// One group of 4 rows (xg: its packed pairs, dg: its scales per 32) against one panel: out[r][j] = Σ_blocks
+// d_x·d_w·(q_x·q_w), W's scales per BL values (d: nb blocks of BL; 32, or 16 for q3_K and q6_K), x's per 32.
+template <int BL>
+[[gnu::noinline]] void q8_tile(const int16_t* xg, const float* dg, const int16_t* q, const float* d, int64_t nb, float (&out)[q8_mr][q8_nr]) {
+    static_assert(BL == 32 || BL == 16);
+#if defined(WF_Q8_TILE)
+    vi facc[q8_mr][2];
+    for (int r = 0; r < q8_mr; ++r) facc[r][0] = facc[r][1] = vf_zero();
+    for (int64_t b = 0; b < nb; ++b) {
+        vi iacc[q8_mr][2];
+        for (int r = 0; r < q8_mr; ++r) iacc[r][0] = iacc[r][1] = vi_zero();
+        // the pointers themselves step (clang's wasm target runs without loop strength reduction: indices would
+        // cost V8 a shift and an add per address)
+        const int16_t* xp = xg + b * BL * q8_mr;
+        const int16_t* const xe = xp + BL * q8_mr;
+        for (const int16_t* wp = q + b * BL * q8_nr; xp != xe; xp += 2 * q8_mr, wp += 2 * q8_nr) {
+            const vi w0 = vi_load(wp), w1 = vi_load(wp + 8);
+            for (int r = 0; r < q8_mr; ++r) {
+                const vi xs = vi_splat32(xp + 2 * r);
+                iacc[r][0] = vi_dot_add(iacc[r][0], xs, w0);
+                iacc[r][1] = vi_dot_add(iacc[r][1], xs, w1);
+            }
+        }
+        const vi d0 = vi_load(d + b * q8_nr), d1 = vi_load(d + b * q8_nr + 4);
+        for (int r = 0; r < q8_mr; ++r) {
+            const float s = dg[b * BL / q8_block * q8_mr + r];
+            facc[r][0] = vf_scale_add(facc[r][0], iacc[r][0], vf_mul(d0, s));
+            facc[r][1] = vf_scale_add(facc[r][1], iacc[r][1], vf_mul(d1, s));
+        }
+    }
+    for (int r = 0; r < q8_mr; ++r) {
+        vf_store(out[r], facc[r][0]);
+        vf_store(out[r] + 4, facc[r][1]);
+    }
+#else
+    for (int r = 0; r < q8_mr; ++r)
+        for (int64_t j = 0; j < q8_nr; ++j) {
+            float acc = 0;
+            for (int64_t b = 0; b < nb; ++b) {
+                int32_t is = 0;
+                const int16_t* xb = xg + b * BL * q8_mr + 2 * r;
+                const int16_t* qb = q + b * BL * q8_nr + (j / 4) * 8 + 2 * (j % 4);
+                for (int64_t p = 0; p < BL / 2; ++p) is += int32_t(xb[p * 8]) * qb[p * 16] + int32_t(xb[p * 8 + 1]) * qb[p * 16 + 1];
+                acc += float(is) * (d[b * q8_nr + j] * dg[b * BL / q8_block * q8_mr + r]);
+            }
+            out[r][j] = acc;
+        }
+#endif
+}
+// Called through a pointer that the compiler must read (volatile), which keeps the tile in the function table: that
+// is what stops wasm-opt from inlining it into its one caller (it inlines such a function only when nothing else
+// refers to it; clang's noinline does not reach wasm-opt, and an unused reference is dropped by the linker).
+using q8_tile_fn = void (*)(const int16_t*, const float*, const int16_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]);
+q8_tile_fn volatile q8_tile_ptr = &q8_tile<32>, q8_tile16_ptr = &q8_tile<16>;
+
+}  // namespace
+
+void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+             int64_t n0, int64_t n1) {
+    const int64_t K = Wm.n_cols, nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
+    // every row quantized to q8_0 (each thread quantizes the rows itself: M·K work against M·K·N/threads)
+    // q4_1, q5_1, q4_K, q5_K: the panel's rows as codes, scales and minimums (to_codes32), the minimums' term added
+    // to each tile from the activations' block sums
+    // q3_K, q6_K (value = d·q per 16): likewise as codes with a scale per 16, on the tile that scales every 16
+    const auto to_codes = codes32_decoder(Wm.type);
+    const auto to_codes16 = codes16_decoder(Wm.type);
+    const int64_t ns = to_codes16 ? K / 16 : nb;  // W's scales per row
+    thread_local q8_row_groups xq;
+    xq.set(x, M, ldx, K, to_codes != nullptr);
+    thread_local std::vector<int16_t> panel;
+    thread_local std::vector<float> dw, mw, cd, cm;
+    thread_local std::vector<int8_t> cq;
+    panel.resize(size_t(K * q8_nr));
+    dw.resize(size_t(ns * q8_nr));
+    if (to_codes || to_codes16) {
+        cq.resize(size_t(q8_nr * K));
+        cd.resize(size_t(q8_nr * ns));
+    }
+    if (to_codes) {
+        cm.resize(size_t(q8_nr * nb));
+        mw.resize(size_t(nb * q8_nr));
+    }
+    // q4_0, q5_0, iq4_nl: the panel's rows re-blocked as q8_0 first (exactly: the same scales, whole numbers in
+    // [−127, 127]), so that they run on the integer tile too, never widened to f32
+    const auto to_q8 = traits(Wm.type).to_q8_0;
+    const int64_t q8_row = row_bytes(dtype::q8_0, K);
+    thread_local std::vector<uint8_t> reblocked;
+    if (to_q8) reblocked.resize(size_t(q8_nr * q8_row));
+    const auto tile = to_codes16 ? q8_tile16_ptr : q8_tile_ptr;
+    for (int64_t n = n0; n < n1; n += q8_nr) {
+        const int64_t cols = std::min(q8_nr, n1 - n);
+        if (to_codes16 || to_codes) {
+            for (int64_t j = 0; j < cols; ++j) {
+                if (to_codes16) to_codes16(Wm.row(n + j), cq.data() + j * K, cd.data() + j * ns, K);
+                else to_codes(Wm.row(n + j), cq.data() + j * K, cd.data() + j * ns, cm.data() + j * ns, K);
+            }
+            pack_codes_panel(cq.data(), cols, K, panel.data());
+            panel_values(cd.data(), ns, cols, dw.data());
+            if (to_codes) panel_values(cm.data(), ns, cols, mw.data());
+        } else if (to_q8) {
+            for (int64_t j = 0; j < cols; ++j) to_q8(Wm.row(n + j), reblocked.data() + j * q8_row, K);
+            pack_q8_panel({dtype::q8_0, cols, K, reblocked.data()}, 0, cols, panel.data(), dw.data());
+        } else {
+            pack_q8_panel(Wm, n, cols, panel.data(), dw.data());
+        }
+        for (int64_t g = 0; g < groups; ++g) {
+            float out[q8_mr][q8_nr];
+            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), dw.data(), ns, out);
+            if (to_codes) add_minimums(mw.data(), xq.s.data() + g * nb * q8_mr, nb, out);
+            const int64_t rows = std::min(q8_mr, M - g * q8_mr);
+            if constexpr (q8_nr % W == 0) {
+                if (cols == q8_nr) {  // y = out + bias (+ 0 without one, as below: the same values bit for bit)
+                    for (int64_t j = 0; j < q8_nr; j += W) {
+                        const B bj = bias ? B::load_unaligned(bias + n + j) : B(0.0f);
+                        for (int64_t r = 0; r < rows; ++r) (B::load_unaligned(out[r] + j) + bj).store_unaligned(y + (g * q8_mr + r) * ldy + n + j);
+                    }
+                    continue;
+                }
+            }
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t j = 0; j < cols; ++j) y[(g * q8_mr + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
+        }
+    }
+}
+
+}  // namespace wf::matmul_detail
+
+namespace wf {
+
+void prefill_codes(dtype t, const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
+    if (const auto f = matmul_detail::codes32_decoder(t)) f(src, q, d, m, n);
+    else if (const auto f16 = matmul_detail::codes16_decoder(t)) f16(src, q, d, n);
+    else throw error(std::string("prefill_codes: ") + dtype_name(t) + " has no codes per 32 or 16");
+}
+
+}  // namespace wf
