@@ -13,7 +13,7 @@
 #include <cmath>
 #include <cstring>
 #include <vector>
-#include <xsimd/xsimd.hpp>
+#include "kernels/simd.h"
 
 #include "kernels/kernels.h"
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
-#include <xsimd/xsimd.hpp>
+#include "kernels/simd.h"
 
 #if defined(__SSE4_1__)
 #include <immintrin.h>

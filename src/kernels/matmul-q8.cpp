@@ -7,7 +7,7 @@
 #include <cstring>
 #include <numeric>
 #include <vector>
-#include <xsimd/xsimd.hpp>
+#include "kernels/simd.h"
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>  // clang's header for the wasm SIMD128 instructions (not Emscripten's)

@@ -2,7 +2,7 @@
 // gather, dot, axpy.
 #include <cmath>
 #include <vector>
-#include <xsimd/xsimd.hpp>
+#include "kernels/simd.h"
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>
