@@ -3,9 +3,9 @@
 //
 // Three shapes of work. Prefill and encoders (M ≥ 16) run an outer-product register tile on packed panels (see
 // gemm_packed): x and W are copied once per k block into the order the tile reads them, widened to f32 on the way.
-// A few rows (4 ≤ M < 16) keep the dot-product tile on W's rows as stored, where packing would cost more than it
-// saves. Decode (M < 4) reads W rows straight from storage, widened in registers: one at a time for one row of x
-// (one sequential stream: gemv_one_stream), 4 at a time for 2 or 3 rows.
+// A few rows (6 ≤ M < 16) keep the dot-product tile on W's rows as stored, where packing would cost more than it
+// saves. Decode and beams (M < 6) read W rows straight from storage, one at a time (one sequential stream), widened
+// in registers for one row of x (gemv_one_stream) or into a line for 2 to 5 (gemm_rows_stream).
 // q8_0 weights always run in integers on q8_0-quantized activations: below 16 rows (decode, beams) as integer dot
 // products on W as stored, each W row read once for all rows of x (3.8× fewer weight bytes than f32, at integer
 // speed); from 16 rows on as an integer outer-product tile on packed W (gemm_q8). 4 rows (4 beams) once took the tile,
@@ -26,7 +26,7 @@
 #include <cstring>
 #include <numeric>
 #include <vector>
-#include <xsimd/xsimd.hpp>
+#include "kernels/simd.h"
 
 #if defined(__wasm_simd128__)
 #include <wasm_simd128.h>  // clang's header for the wasm SIMD128 instructions (not Emscripten's)
@@ -77,6 +77,20 @@ struct bf16_rows {
         return bf16_to_f32(h);
     }
 };
+
+// Reads one byte of every 64-byte line of rows [n, n + 4) of W (those that exist), in order: called for the group
+// of rows after the one being computed, so that memory delivers them as one sequential stream while the tile works
+// on cached rows (the tile's own 4 rows read side by side are 4 streams, which this machine reads at half the speed).
+// Wasm has no prefetch instruction; the bytes' sum goes to a sink so that the loads stay.
+thread_local volatile uint32_t touch_sink;
+inline void touch_rows(const matrix_view& Wm, int64_t n, int64_t n1) {
+    if (n >= n1) return;
+    const uint8_t* p = Wm.row(n);
+    const int64_t bytes = std::min<int64_t>(4, n1 - n) * row_bytes(Wm.type, Wm.n_cols);
+    uint32_t s = 0;
+    for (int64_t at = 0; at < bytes; at += 64) s += p[at];
+    touch_sink = s;
+}
 
 // --- the register tile ---------------------------------------------------------------------------------------
 // out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR rows of W.
@@ -131,7 +145,7 @@ void sweep_rows(const float* x, int64_t m0, int64_t m1, int64_t ldx, const uint8
 // machine's 35 GB/s; 8 rows at a time (8 streams) read 21–23 GB/s, 2 or 4 rows 14–20. f16 and bf16 rows take it
 // too (their widening, not the reading, sets their pace: 3.4 GFLOP/s either way).
 template <class Rows>
-void gemv_one_stream(const float* x, const matrix_view& Wm, const float* bias, float* y, int64_t n0, int64_t n1) {
+void gemv_one_stream(const float* x, int64_t, int64_t, const matrix_view& Wm, const float* bias, float* y, int64_t, int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
     for (int64_t n = n0; n < n1; ++n) {
         const uint8_t* w = Wm.row(n);
@@ -150,33 +164,6 @@ void gemv_one_stream(const float* x, const matrix_view& Wm, const float* bias, f
     }
 }
 
-// Few rows of x (decode: one row takes gemv_one_stream): 4 W rows per step, read straight from storage and widened
-// in registers.
-template <int MR, class Rows>
-void gemv(const float* x, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0,
-          int64_t n1) {
-    if (MR == 1) return gemv_one_stream<Rows>(x, Wm, bias, y, n0, n1);
-    int64_t n = n0;
-    for (; n + 4 <= n1; n += 4) {
-        const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
-        store_tile<MR, 4, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);
-    }
-    for (; n < n1; ++n) {
-        const uint8_t* w[1] = {Wm.row(n)};
-        store_tile<MR, 1, Rows>(x, ldx, w, Wm.n_cols, bias, n, y, ldy);
-    }
-}
-
-template <class Rows>
-void gemv_dispatch(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y,
-                   int64_t ldy, int64_t n0, int64_t n1) {
-    switch (M) {
-    case 3: gemv<3, Rows>(x, ldx, Wm, bias, y, ldy, n0, n1); break;
-    case 2: gemv<2, Rows>(x, ldx, Wm, bias, y, ldy, n0, n1); break;
-    default: gemv<1, Rows>(x, ldx, Wm, bias, y, ldy, n0, n1); break;
-    }
-}
-
 // Values [k0, k0 + kc) of row r of W as f32, SIMD-widened for f16/bf16; k0 and kc are whole blocks of W's type.
 void widen_segment(const matrix_view& Wm, int64_t r, int64_t k0, int64_t kc, float* out) {
     const uint8_t* row = Wm.row(r);
@@ -191,17 +178,79 @@ void widen_segment(const matrix_view& Wm, int64_t r, int64_t k0, int64_t kc, flo
     else traits(Wm.type).to_f32(row + row_bytes(Wm.type, k0), out, kc);
 }
 
-// A few rows of x (4 ≤ M < 16): the register tile in dot-product form on W's rows, which are read where they are
-// stored (f32) or widened a pair at a time into a small panel; packing W would cost more than these rows save.
+// Up to 4 rows of x against one row of W (w: K floats), pointers stepped (clang's wasm target has no loop strength
+// reduction: an index would cost V8 a shift and an add per address), two accumulators per row along k.
+template <int MR>
+inline void dot_rows(const float* x, int64_t ldx, const float* w, int64_t K, float (&out)[MR]) {
+    const float* xp[MR];
+    B a0[MR], a1[MR];
+    for (int m = 0; m < MR; ++m) xp[m] = x + m * ldx, a0[m] = a1[m] = B(0.0f);
+    const float* wp = w;
+    for (const float* const we = w + K / (2 * W) * (2 * W); wp != we; wp += 2 * W) {
+        const B w0 = B::load_unaligned(wp), w1 = B::load_unaligned(wp + W);
+        for (int m = 0; m < MR; ++m) {
+            a0[m] = xsimd::fma(B::load_unaligned(xp[m]), w0, a0[m]);
+            a1[m] = xsimd::fma(B::load_unaligned(xp[m] + W), w1, a1[m]);
+            xp[m] += 2 * W;
+        }
+    }
+    if (wp + W <= w + K) {
+        const B w0 = B::load_unaligned(wp);
+        for (int m = 0; m < MR; ++m) a0[m] = xsimd::fma(B::load_unaligned(xp[m]), w0, a0[m]), xp[m] += W;
+        wp += W;
+    }
+    for (int m = 0; m < MR; ++m) {
+        float s = xsimd::hadd(a0[m] + a1[m]);
+        for (int64_t k = 0; wp + k < w + K; ++k) s += xp[m][k] * wp[k];
+        out[m] = s;
+    }
+}
+
+// MR rows of x (x, ldx) against W row n (w), into column n of y.
+template <int MR>
+inline void store_rows(const float* x, int64_t ldx, const float* w, int64_t K, float b, float* y, int64_t ldy) {
+    float out[MR];
+    dot_rows<MR>(x, ldx, w, K, out);
+    for (int m = 0; m < MR; ++m) y[m * ldy] = out[m] + b;
+}
+
+// 2 to 5 rows of x (beams, the texts of a greedy batch, short prompts) against W one row at a time, read as one
+// sequential stream, as gemv_one_stream reads it for one row of x, and swept by all rows of x (4, then the rest)
+// while it is in L1. The tile of gemm_small reads 4 W rows side by side: 4 streams from memory, which this machine
+// reads at about half the speed of one (wf-bench-kernels, W from memory, 2304 × 768 f32 in Node: 2 rows 0.40 → 0.28
+// ms, 4 rows 0.54 → 0.40; from 6 rows on the tile's fewer loads per multiply-add win: 8 rows 0.83 vs 1.15).
+// f16 and bf16 rows are widened into a line first, each once per call.
+void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+                      int64_t n0, int64_t n1) {
+    const int64_t K = Wm.n_cols;
+    float* line = Wm.type == dtype::f32 ? nullptr : scratch(panel_buf, size_t(K));
+    for (int64_t n = n0; n < n1; ++n) {
+        const float* w = reinterpret_cast<const float*>(Wm.row(n));
+        if (line) widen_segment(Wm, n, 0, K, line), w = line;
+        const float b = bias ? bias[n] : 0.0f;
+        int64_t m = 0;
+        for (; m + 4 <= M; m += 4) store_rows<4>(x + m * ldx, ldx, w, K, b, y + m * ldy + n, ldy);
+        switch (M - m) {
+        case 3: store_rows<3>(x + m * ldx, ldx, w, K, b, y + m * ldy + n, ldy); break;
+        case 2: store_rows<2>(x + m * ldx, ldx, w, K, b, y + m * ldy + n, ldy); break;
+        case 1: store_rows<1>(x + m * ldx, ldx, w, K, b, y + m * ldy + n, ldy); break;
+        default: break;
+        }
+    }
+}
+
+// 6 to 15 rows of x: the register tile in dot-product form on W's rows, which are read where they are stored (f32) or
+// widened a pair at a time into a small panel; packing W would cost more than these rows save.
 void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                 int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
     if (Wm.type == dtype::f32) {
-        // f32 rows as stored, 4 at a time (4 streams from memory, as the GEMV's 8), each group swept by pairs of x rows
-        // while it is in cache: W is read from memory once
+        // f32 rows as stored, 4 at a time, each group swept by pairs of x rows while it is in cache (W is read from memory
+        // once), the next group touched first (touch_rows: 12 rows of x on 2304 × 768 from memory 1.25 → 1.07 ms)
         int64_t n = n0;
         for (; n + 4 <= n1; n += 4) {
             const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
+            touch_rows(Wm, n + 4, n1);
             int64_t m = 0;
             for (; m + 2 <= M; m += 2) store_tile<2, 4, f32_rows>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
             if (m < M) store_tile<1, 4, f32_rows>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
@@ -329,6 +378,10 @@ void gemm_packed(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, 
 
 }  // namespace
 
+// f32, f16, bf16 weights: from 2 rows of x to below this many, W one row at a time (gemm_rows_stream); from there to
+// 16, the tile on 4 W rows (gemm_small).
+constexpr int64_t kStreamRowsMax = 6;
+
 // q8_0 weights: from this many rows of x on, the packed integer tile (gemm_q8); below, gemv_q8.
 constexpr int64_t kQ8TileRows = 16;
 
@@ -338,8 +391,8 @@ namespace {
 // ~750 KB of machine code in which V8's register allocator kept the kernels' accumulators on the stack.
 using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
 path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_packed = &gemm_packed,
-              p_gemm_small = &gemm_small, p_gemv_f32 = &gemv_dispatch<f32_rows>, p_gemv_f16 = &gemv_dispatch<f16_rows>,
-              p_gemv_bf16 = &gemv_dispatch<bf16_rows>;
+              p_gemm_small = &gemm_small, p_gemm_rows = &gemm_rows_stream, p_gemv_f32 = &gemv_one_stream<f32_rows>,
+              p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
@@ -352,7 +405,8 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
     // q3_K, q6_K as codes with scales per 16
     else if (traits(Wm.type).to_q8_0 || traits(Wm.type).to_codes32 || traits(Wm.type).to_codes16) f = p_gemm_q8;
     else if (M >= 16) f = p_gemm_packed;
-    else if (M >= 4) f = p_gemm_small;
+    else if (M >= kStreamRowsMax) f = p_gemm_small;
+    else if (M >= 2) f = p_gemm_rows;
     else if (Wm.type == dtype::f32) f = p_gemv_f32;
     else if (Wm.type == dtype::f16) f = p_gemv_f16;
     else if (Wm.type == dtype::bf16) f = p_gemv_bf16;
