@@ -4,7 +4,7 @@
 //   matmul f32/f16/bf16: |y − y_ref| ≤ 2e-6·Σ|x·w| + 1e-6   (weights are widened exactly, so only rounding)
 //   matmul q8_0 (integer paths at every M): exact-path check against the twin fed the q8_0-rounded activations (same bound), and
 //                        |y − y_ref| ≤ Σ_k |w_k|·(block max|x|)/254·1.01 + 1e-3·Σ|x·w| against unquantized x
-//   layer_norm, rms_norm, softmax, add, axpy, dot: 1e-5 relative; gelu_erf / gelu_tanh, silu_mul: 2e-6 absolute + 2e-6
+//   layer_norm, rms_norm, softmax, add, axpy, dot: 1e-5 relative; log_sum_exp: 1e-7 relative + 1e-6; gelu_erf / gelu_tanh, silu_mul: 2e-6 absolute + 2e-6
 //   relative; rope: 1e-6 absolute + 1e-6 relative (the angles are the same f32 values; only the products round).
 #include <catch2/catch.hpp>
 #include <tuple>
@@ -271,6 +271,27 @@ TEST_CASE("softmax survives huge, tied and fully masked inputs", "[kernels]") {
     std::vector<float> masked(9, -INFINITY);
     wf::softmax(masked.data(), 9);
     for (float v : masked) REQUIRE(v == 0.0f);
+}
+
+TEST_CASE("log_sum_exp matches its double twin, with NaN and −inf entries, at a vocabulary's size", "[kernels]") {
+    uint32_t seed = 7100;
+    for (int64_t n : {1, 3, 17, 255, 256, 257, 1023, 3072, 58101}) {
+        INFO("n=" << n);
+        auto x = wft::random_floats(static_cast<size_t>(n), seed++, -30.0f, 12.0f);
+        REQUIRE(wf::log_sum_exp(x.data(), n) == Approx(wf::ref::log_sum_exp(x.data(), n)).margin(1e-6).epsilon(1e-7));
+        // NaN counts as −inf, as does −inf itself (a banned token); the largest entry may be among the last few
+        for (int64_t i = 0; i < n; i += 7) x[size_t(i)] = i % 2 ? NAN : -INFINITY;
+        x[size_t(n - 1)] = 40.0f;
+        const double got = wf::log_sum_exp(x.data(), n), want = wf::ref::log_sum_exp(x.data(), n);
+        REQUIRE(std::isfinite(got));
+        REQUIRE(got == Approx(want).margin(1e-6).epsilon(1e-7));
+        REQUIRE(want >= 40.0);
+    }
+    std::vector<float> none = {-INFINITY, NAN, -INFINITY, -INFINITY, NAN};
+    REQUIRE(wf::log_sum_exp(none.data(), 5) == -INFINITY);
+    REQUIRE(wf::ref::log_sum_exp(none.data(), 5) == -INFINITY);
+    const std::vector<float> equal(1000, 2.5f);  // log(1000·e^2.5)
+    REQUIRE(wf::log_sum_exp(equal.data(), 1000) == Approx(2.5 + std::log(1000.0)).epsilon(1e-7));
 }
 
 TEST_CASE("embedding gather widens every storage type", "[kernels]") {

@@ -48,6 +48,9 @@ void gelu_erf(float* x, int64_t n);
 void gelu_tanh(float* x, int64_t n);
 // In place, numerically stable (max subtracted). A row whose entries are all −inf (or NaN) becomes all zeros.
 void softmax(float* x, int64_t n);
+// log Σ exp(x[i]) (a log-softmax's normalizer), NaN entries counted as −inf; −inf when every entry is. The exponentials
+// in f32, summed in f32 over runs of 256 values and in double across them.
+double log_sum_exp(const float* x, int64_t n);
 // y += x
 void add(float* y, const float* x, int64_t n);
 // y *= x, element by element (a gated feed-forward's product after its activation)
@@ -72,6 +75,7 @@ void rope(float* x, int64_t n_rows, int64_t ld, int n_head, int head_dim, int ro
 void gelu_erf(float* x, int64_t n);
 void gelu_tanh(float* x, int64_t n);
 void softmax(float* x, int64_t n);
+double log_sum_exp(const float* x, int64_t n);  // in double throughout
 void add(float* y, const float* x, int64_t n);
 void mul(float* y, const float* x, int64_t n);
 void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out);

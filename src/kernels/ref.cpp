@@ -86,6 +86,17 @@ void softmax(float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] = float(std::exp(double(x[i]) - mx) / s);
 }
 
+double log_sum_exp(const float* x, int64_t n) {
+    double mx = -INFINITY;
+    for (int64_t i = 0; i < n; ++i)
+        if (!std::isnan(x[i])) mx = std::max(mx, double(x[i]));
+    if (mx == -INFINITY) return -INFINITY;
+    double z = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (!std::isnan(x[i])) z += std::exp(double(x[i]) - mx);
+    return mx + std::log(z);
+}
+
 void add(float* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }

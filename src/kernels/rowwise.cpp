@@ -211,6 +211,28 @@ void softmax(float* x, int64_t n) {
     for (; i < n; ++i) x[i] *= inv;
 }
 
+double log_sum_exp(const float* x, int64_t n) {
+    const auto finite_or_min = [](B v) { return xsimd::select(v == v, v, B(-INFINITY)); };  // NaN → −inf
+    B mv(-INFINITY);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) mv = xsimd::max(mv, finite_or_min(B::load_unaligned(x + i)));
+    float mx = hmax(mv);
+    for (; i < n; ++i)
+        if (!std::isnan(x[i])) mx = std::fmax(mx, x[i]);
+    if (mx == -INFINITY) return -INFINITY;
+    constexpr int64_t run = 256;
+    double z = 0;
+    i = 0;
+    while (i + W <= n) {
+        B sv(0.0f);
+        for (const int64_t end = std::min(n - W, i + run - W); i <= end; i += W) sv += xsimd::exp(finite_or_min(B::load_unaligned(x + i)) - B(mx));
+        z += double(xsimd::hadd(sv));
+    }
+    for (; i < n; ++i)
+        if (!std::isnan(x[i])) z += double(std::exp(x[i] - mx));
+    return double(mx) + std::log(z);
+}
+
 void add(float* y, const float* x, int64_t n) {
     int64_t i = 0;
     for (; i + W <= n; i += W) (B::load_unaligned(y + i) + B::load_unaligned(x + i)).store_unaligned(y + i);

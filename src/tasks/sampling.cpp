@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "kernels/kernels.h"
 
 namespace wf {
 
@@ -128,14 +129,7 @@ int32_t sampler::pick(std::span<const float> logits) {
     return idx_[keep - 1];
 }
 
-double log_sum_exp(std::span<const float> logits) {
-    double mx = -INFINITY;
-    for (float v : logits) mx = std::max(mx, double(finite_or_min(v)));
-    if (mx == -INFINITY) return -INFINITY;
-    double z = 0;
-    for (float v : logits) z += std::exp(double(finite_or_min(v)) - mx);
-    return mx + std::log(z);
-}
+double log_sum_exp(std::span<const float> logits) { return wf::log_sum_exp(logits.data(), int64_t(logits.size())); }
 
 double log_prob(std::span<const float> logits, int32_t id) { return double(finite_or_min(logits[size_t(id)])) - log_sum_exp(logits); }
 

@@ -52,14 +52,27 @@ std::vector<float> step_attention(const forward_trace& t, int64_t b, int64_t per
     return out;
 }
 
-// Largest-first order of the first k of `v` (ties: the lower index first).
+// The indices of the k largest values of v, largest first (ties: the lower index first; NaN ranks as −inf). One pass
+// that keeps the k best in order: a value enters only if it beats the k-th, so a vocabulary of tens of thousands per
+// beam costs one comparison per entry (a partial sort of all the indices took 5 % of a 4-beam translation).
 std::vector<int32_t> top(std::span<const float> v, int64_t k) {
-    std::vector<int32_t> idx(v.size());
-    std::iota(idx.begin(), idx.end(), 0);
     k = std::min<int64_t>(k, int64_t(v.size()));
-    std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), [&](int32_t a, int32_t b) { return v[size_t(a)] > v[size_t(b)] || (v[size_t(a)] == v[size_t(b)] && a < b); });
-    idx.resize(size_t(k));
-    return idx;
+    if (k <= 0) return {};
+    const auto val = [&](int32_t i) { return std::isnan(v[size_t(i)]) ? -kInf : v[size_t(i)]; };
+    const auto better = [&](int32_t a, int32_t b) { return val(a) > val(b) || (val(a) == val(b) && a < b); };
+    std::vector<int32_t> best(static_cast<size_t>(k));
+    std::iota(best.begin(), best.end(), 0);
+    std::sort(best.begin(), best.end(), better);
+    float worst = val(best.back());  // to beat (a later index wins no tie; NaN beats nothing)
+    const float* d = v.data();
+    for (int32_t i = int32_t(k); i < int32_t(v.size()); ++i) {
+        if (!(d[i] > worst)) continue;
+        auto at = std::upper_bound(best.begin(), best.end() - 1, i, better);
+        std::move_backward(at, best.end() - 1, best.end());
+        *at = i;
+        worst = val(best.back());
+    }
+    return best;
 }
 
 struct beam {
