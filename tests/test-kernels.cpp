@@ -96,7 +96,7 @@ TEST_CASE("f16 and bf16 conversions are exact round trips", "[kernels]") {
 TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[kernels][matmul]") {
     uint32_t seed = 100;
     for (dtype type : {dtype::f32, dtype::f16, dtype::bf16}) {
-        for (int64_t M : {1, 2, 3, 4, 5, 9, 17})
+        for (int64_t M : {1, 2, 3, 4, 5, 6, 9, 17})  // one row; one W row at a time (2–5); the 4-row tile (6–15); packed
             for (int64_t K : {1, 3, 15, 17, 31, 33, 767, 769})
                 for (int64_t N : {1, 3, 17, 33}) check_matmul(M, K, N, type, seed++);
         check_matmul(2, 3072, 15, type, seed++);
