@@ -239,8 +239,8 @@ int main(int argc, char** argv) {
         const int64_t N = n_rows, K = n_cols;  // plain variables: lambdas below capture them (clang 14)
         double f32_gemv_s = 0;
         for (wf::dtype type : {wf::dtype::f32, wf::dtype::f16, wf::dtype::q8_0}) {
-            // decode (M = 1) and 4 beams read W from memory: they rotate through copies of W totalling ≥ 128 MiB so that none
-            // is in cache; M = 12 and 128 reuse one copy.
+            // decode (M = 1), beams (2, 4) and a short prompt (12) read W from memory, as in a model: they rotate through
+            // copies of W totalling ≥ 128 MiB so that none is in cache; M = 128 reuses one copy.
             std::vector<weights> W;
             const size_t one = size_t(wf::row_bytes(type, K) * N);
             for (size_t total = 0; total < (size_t(128) << 20) || W.empty(); total += one) W.push_back(make_weights(N, K, type, rng));
