@@ -201,7 +201,11 @@ inline void dot_rows(const float* x, int64_t ldx, const float* w, int64_t K, flo
     }
     for (int m = 0; m < MR; ++m) {
         float s = xsimd::hadd(a0[m] + a1[m]);
-        for (int64_t k = 0; wp + k < w + K; ++k) s += xp[m][k] * wp[k];
+        for (int64_t k = 0; wp + k < w + K; ++k) {
+            float wk;  // W's rows may sit at any byte offset of the file (a view of its bytes): no float dereference
+            std::memcpy(&wk, wp + k, 4);
+            s += xp[m][k] * wk;
+        }
         out[m] = s;
     }
 }
