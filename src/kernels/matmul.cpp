@@ -39,6 +39,7 @@
 #include "kernels/kernels.h"
 #include "kernels/matmul-paths.h"
 #include "kernels/quants.h"
+#include "kernels/touch.h"
 
 namespace wf {
 namespace {
@@ -78,23 +79,9 @@ struct bf16_rows {
     }
 };
 
-// Reads one byte of every 64-byte line of rows [n, n + 4) of W (those that exist), in order: called for the group
-// of rows after the one being computed, so that memory delivers them as one sequential stream while the tile works
-// on cached rows (the tile's own 4 rows read side by side are 4 streams, which this machine reads at half the speed).
-// Wasm has no prefetch instruction; the bytes' sum goes to a sink so that the loads stay.
-thread_local volatile uint32_t touch_sink;
-inline void touch_rows(const matrix_view& Wm, int64_t n, int64_t n1) {
-    if (n >= n1) return;
-    const uint8_t* p = Wm.row(n);
-    const int64_t bytes = std::min<int64_t>(4, n1 - n) * row_bytes(Wm.type, Wm.n_cols);
-    uint32_t s = 0;
-    for (int64_t at = 0; at < bytes; at += 64) s += p[at];
-    touch_sink = s;
-}
-
 // --- the register tile ---------------------------------------------------------------------------------------
-// out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR rows of W.
-template <int MR, int NR, class Rows>
+// out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR f32 rows of W.
+template <int MR, int NR>
 inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, float (&out)[MR][NR]) {
     B acc[MR][NR];
     for (int m = 0; m < MR; ++m)
@@ -104,7 +91,7 @@ inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K
         B xv[MR];
         for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(x + m * ldx + k);
         for (int n = 0; n < NR; ++n) {
-            const B wv = Rows::load(w[n], k);
+            const B wv = f32_rows::load(w[n], k);
             for (int m = 0; m < MR; ++m) acc[m][n] = xsimd::fma(xv[m], wv, acc[m][n]);
         }
     }
@@ -112,30 +99,30 @@ inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K
         for (int n = 0; n < NR; ++n) out[m][n] = xsimd::hadd(acc[m][n]);
     for (; k < K; ++k)
         for (int n = 0; n < NR; ++n) {
-            const float wk = Rows::at(w[n], k);
+            const float wk = f32_rows::at(w[n], k);
             for (int m = 0; m < MR; ++m) out[m][n] += x[m * ldx + k] * wk;
         }
 }
 
-template <int MR, int NR, class Rows>
+template <int MR, int NR>
 inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, const float* bias, int64_t n0,
                        float* y, int64_t ldy) {
     float out[MR][NR];
-    tile<MR, NR, Rows>(x, ldx, w, K, out);
+    tile<MR, NR>(x, ldx, w, K, out);
     for (int m = 0; m < MR; ++m)
         for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
 }
 
 // Rows [m0, m1) of x against the NR W rows starting at n0 (NR ≤ 2 here), tiles of 4 rows then the remainder.
-template <int NR, class Rows>
+template <int NR>
 void sweep_rows(const float* x, int64_t m0, int64_t m1, int64_t ldx, const uint8_t* const* w, int64_t K,
                 const float* bias, int64_t n0, float* y, int64_t ldy) {
     int64_t m = m0;
-    for (; m + 4 <= m1; m += 4) store_tile<4, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy);
+    for (; m + 4 <= m1; m += 4) store_tile<4, NR>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy);
     switch (m1 - m) {
-    case 3: store_tile<3, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
-    case 2: store_tile<2, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
-    case 1: store_tile<1, NR, Rows>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 3: store_tile<3, NR>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 2: store_tile<2, NR>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 1: store_tile<1, NR>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
     default: break;
     }
 }
@@ -201,11 +188,8 @@ inline void dot_rows(const float* x, int64_t ldx, const float* w, int64_t K, flo
     }
     for (int m = 0; m < MR; ++m) {
         float s = xsimd::hadd(a0[m] + a1[m]);
-        for (int64_t k = 0; wp + k < w + K; ++k) {
-            float wk;  // W's rows may sit at any byte offset of the file (a view of its bytes): no float dereference
-            std::memcpy(&wk, wp + k, 4);
-            s += xp[m][k] * wk;
-        }
+        // W's rows may sit at any byte offset of a file's bytes: read as f32_rows reads them, not dereferenced as floats
+        for (int64_t k = 0; wp + k < w + K; ++k) s += xp[m][k] * f32_rows::at(reinterpret_cast<const uint8_t*>(wp), k);
         out[m] = s;
     }
 }
@@ -256,12 +240,12 @@ void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, c
             const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
             touch_rows(Wm, n + 4, n1);
             int64_t m = 0;
-            for (; m + 2 <= M; m += 2) store_tile<2, 4, f32_rows>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
-            if (m < M) store_tile<1, 4, f32_rows>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+            for (; m + 2 <= M; m += 2) store_tile<2, 4>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+            if (m < M) store_tile<1, 4>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
         }
         for (; n < n1; ++n) {
             const uint8_t* w[1] = {Wm.row(n)};
-            sweep_rows<1, f32_rows>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+            sweep_rows<1>(x, 0, M, ldx, w, K, bias, n, y, ldy);
         }
         return;
     }
@@ -273,8 +257,8 @@ void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, c
             widen_segment(Wm, n + j, 0, K, panel + j * K);
             w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
         }
-        if (nr == 2) sweep_rows<2, f32_rows>(x, 0, M, ldx, w, K, bias, n, y, ldy);
-        else sweep_rows<1, f32_rows>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+        if (nr == 2) sweep_rows<2>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+        else sweep_rows<1>(x, 0, M, ldx, w, K, bias, n, y, ldy);
     }
 }
 

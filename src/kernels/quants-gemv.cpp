@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "kernels/kernels.h"
 #include "kernels/quants.h"
+#include "kernels/touch.h"
 
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -351,20 +352,6 @@ void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, 
             for (int64_t j = 0; j < rows; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
         }
     }
-}
-
-// Reads one byte of every 64-byte line of rows [n, n + 4) of W (those that exist): called for the group of rows
-// after the one being computed, so that their loads overlap its arithmetic, many misses in flight at once, where
-// the kernel's own loads come one computed block at a time. Wasm has no prefetch instruction; the bytes' sum goes
-// to a sink so that the loads stay.
-thread_local volatile uint32_t touch_sink;
-inline void touch_rows(const matrix_view& W, int64_t n, int64_t n1) {
-    if (n >= n1) return;
-    const uint8_t* p = W.row(n);
-    const int64_t bytes = std::min<int64_t>(4, n1 - n) * row_bytes(W.type, W.n_cols);
-    uint32_t s = 0;
-    for (int64_t at = 0; at < bytes; at += 64) s += p[at];
-    touch_sink = s;
 }
 
 // ===== the K-quants, against q8_K activations ================================================================

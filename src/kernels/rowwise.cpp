@@ -142,7 +142,7 @@ void quantize_q8_0(const float* x, int64_t n, block_q8_0* out) {
             const B t = xsimd::trunc(v), f = v - t;
             const B r = t + xsimd::select(f >= B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f <= B(-0.5f), B(1.0f), B(0.0f));
             // r is a whole number in [−127, 127]: added to 1.5·2^23 it sits in the low mantissa bits, read as an
-            // integer without a float → int conversion (Emscripten's SSE shim converts lane by lane through lrint)
+            // integer without a float → int conversion
             using I = xsimd::batch<int32_t>;
             (xsimd::bitwise_cast<I>(r + B(12582912.0f)) - I(0x4B400000)).store_aligned(q + i);
         }
