@@ -14,6 +14,7 @@
 
 #include "core/json.h"
 #include "kernels/parallel.h"
+#include "kernels/relaxed.h"
 #include "tasks/encoder-tasks.h"
 #include "tasks/fill-mask.h"
 #include "tasks/generation.h"
@@ -262,6 +263,8 @@ val candidate_files(bool weights) {
 EMSCRIPTEN_BINDINGS(wasmformer) {
     // The engine's thread count (the caller included); returns the count reached (1 in the build without threads).
     emscripten::function("setThreads", +[](int n) { return wf::set_thread_count(n); });
+    // whether this instance is a build's relaxed-SIMD twin (kernels/relaxed.h)
+    emscripten::function("relaxedSimd", +[]() { return wf::relaxed_simd(); });
     emscripten::function("selectFiles", &select_files);
     emscripten::function("candidateFiles", &candidate_files);
     emscripten::class_<FileSet>("FileSet")

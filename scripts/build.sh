@@ -28,8 +28,8 @@ case "$target" in
     # (the Node glue loads the threaded .wasm, which is the same binary as wasmformer-node.wasm; dist/*.js are
     # CommonJS, which the Node pthread workers need — dist/package.json says so)
     mkdir -p dist
-    cp build/wasm/wasmformer.mjs build/wasm/wasmformer.wasm build/wasm/wasmformer-single.mjs \
-       build/wasm/wasmformer-mt.mjs build/wasm/wasmformer-mt.wasm build/wasm/wasmformer-mt.worker.js \
+    cp build/wasm/wasmformer.mjs build/wasm/wasmformer.wasm build/wasm/wasmformer-relaxed.wasm build/wasm/wasmformer-single.mjs \
+       build/wasm/wasmformer-mt.mjs build/wasm/wasmformer-mt.wasm build/wasm/wasmformer-mt-relaxed.wasm build/wasm/wasmformer-mt.worker.js \
        build/wasm/wasmformer-node.cjs build/wasm/wasmformer-node.worker.js dist/
     cmp -s build/wasm/wasmformer-node.wasm build/wasm/wasmformer-mt.wasm || { echo "wasmformer-node.wasm differs from wasmformer-mt.wasm" >&2; exit 1; }
     echo '{ "type": "commonjs" }' > dist/package.json

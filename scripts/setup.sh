@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 sudo=""
 [ "$(id -u)" = 0 ] || sudo=sudo
-need=(emscripten libxsimd-dev catch2 nlohmann-json3-dev cmake make g++ clang libclang-rt-dev binaryen chromium)
+need=(emscripten libxsimd-dev catch2 nlohmann-json3-dev cmake make g++ clang libclang-rt-dev binaryen wabt chromium)
 missing=()
 for p in "${need[@]}"; do dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -4,12 +4,16 @@
 //   matmul f32/f16/bf16: |y − y_ref| ≤ 2e-6·Σ|x·w| + 1e-6   (weights are widened exactly, so only rounding)
 //   matmul q8_0 (integer paths at every M): exact-path check against the twin fed the q8_0-rounded activations (same bound), and
 //                        |y − y_ref| ≤ Σ_k |w_k|·(block max|x|)/254·1.01 + 1e-3·Σ|x·w| against unquantized x
+//   matmul_q7 (relaxed SIMD's path): 1e-6·Σ|x·w| + 1e-6 against its integer twin; /126 in place of /254 against f32
 //   layer_norm, rms_norm, softmax, add, axpy, dot: 1e-5 relative; log_sum_exp: 1e-7 relative + 1e-6; gelu_erf / gelu_tanh, silu_mul: 2e-6 absolute + 2e-6
 //   relative; rope: 1e-6 absolute + 1e-6 relative (the angles are the same f32 values; only the products round).
+#include <algorithm>
+#include <cstdlib>
 #include <catch2/catch.hpp>
 #include <tuple>
 
 #include "helpers.h"
+#include "kernels/relaxed.h"
 
 using wf::dtype;
 
@@ -23,9 +27,9 @@ double abs_dot(const float* x, const float* w, int64_t K) {
     return s;
 }
 
-// What quantizing the activations x to q8_0 can move x·w: per block, Σ|w| · (max |x|)/254 (half a step), with 1 %
-// for the f16 rounding of the block scale.
-double q8_activation_bound(const float* x, const float* w, int64_t K) {
+// What quantizing the activations x to q8_0 (levels 127) or 7 bits (63, relaxed SIMD's path) can move x·w: per block,
+// Σ|w| · (max |x|)/(2·levels) (half a step), with 1 % for the f16 rounding of q8_0's block scale.
+double q8_activation_bound(const float* x, const float* w, int64_t K, int levels = 127) {
     double bound = 0;
     for (int64_t b = 0; b < K / wf::q8_block; ++b) {
         double amax = 0, wsum = 0;
@@ -33,7 +37,7 @@ double q8_activation_bound(const float* x, const float* w, int64_t K) {
             amax = std::max(amax, double(std::fabs(x[i])));
             wsum += std::fabs(w[i]);
         }
-        bound += wsum * amax / 254.0 * 1.01;
+        bound += wsum * amax / (2.0 * levels) * 1.01;
     }
     return bound;
 }
@@ -49,8 +53,17 @@ void check_matmul(int64_t M, int64_t K, int64_t N, dtype type, uint32_t seed) {
     wf::ref::matmul(x.data(), M, K, W.view, bias.data(), yr.data(), N, 0, N);
     std::vector<float> wrow(static_cast<size_t>(K));
     const bool int8_path = wf::matmul_quantizes_activations(type, M);
+    // relaxed SIMD's path (an instance that runs it) quantizes to 7 bits instead (kernels.h: matmul_q7)
+    const bool q7_path = wf::relaxed_simd() && M >= 16 && (type == dtype::q8_0 || wf::traits(type).to_q8_0);
     std::vector<float> xq = x;  // activations as the integer path sees them
-    if (int8_path) {
+    if (q7_path) {
+        std::vector<int8_t> q(static_cast<size_t>(K));
+        std::vector<float> d(static_cast<size_t>(K / wf::q8_block));
+        for (int64_t m = 0; m < M; ++m) {
+            wf::quantize_q7(x.data() + m * K, K, q.data(), d.data());
+            for (int64_t k = 0; k < K; ++k) xq[size_t(m * K + k)] = float(q[size_t(k)]) * d[size_t(k / wf::q8_block)];
+        }
+    } else if (int8_path) {
         std::vector<wf::block_q8_0> blocks(static_cast<size_t>(K / wf::q8_block));
         for (int64_t m = 0; m < M; ++m) {
             wf::quantize_q8_0(x.data() + m * K, K, blocks.data());
@@ -68,7 +81,7 @@ void check_matmul(int64_t M, int64_t K, int64_t N, dtype type, uint32_t seed) {
             REQUIRE(std::isfinite(got));
             REQUIRE(std::fabs(got - yq[size_t(m * N + n)]) <= 2e-6 * scale + 1e-6);
             if (int8_path)
-                REQUIRE(std::fabs(got - yr[size_t(m * N + n)]) <= q8_activation_bound(x.data() + m * K, wrow.data(), K) + 1e-3 * scale + 1e-6);
+                REQUIRE(std::fabs(got - yr[size_t(m * N + n)]) <= q8_activation_bound(x.data() + m * K, wrow.data(), K, q7_path ? 63 : 127) + 1e-3 * scale + 1e-6);
         }
     }
 }
@@ -113,6 +126,43 @@ TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[ke
     for (int64_t M : {16, 19, 130})
         for (int64_t N : {1, 7, 8, 9, 40}) check_matmul(M, 96, N, dtype::q8_0, seed++);
     check_matmul(23, 3072, 17, dtype::q8_0, seed++);
+}
+
+TEST_CASE("the instance runs relaxed SIMD exactly where its runner expects it", "[kernels]") {
+    // tests/browser/relaxed-simd.test.mjs runs this suite in Chromium from the plain and the relaxed .wasm and says
+    // which through WF_EXPECT_RELAXED; native and Node runs expect nothing
+    const char* want = std::getenv("WF_EXPECT_RELAXED");
+    if (want) REQUIRE(wf::relaxed_simd() == (want[0] == '1'));
+}
+
+TEST_CASE("matmul_q7 (relaxed SIMD's integer path) matches its scalar twin and f32 within 7-bit quantization", "[kernels][matmul]") {
+    // in an instance with relaxed SIMD the tile is its int8 dot product; elsewhere the packed layout in scalar code
+    INFO("relaxed SIMD: " << wf::relaxed_simd());
+    uint32_t seed = 900;
+    for (dtype type : {dtype::q8_0, dtype::q4_0, dtype::iq4_nl})
+        for (int64_t M : {1, 4, 16, 19, 130})
+            for (int64_t K : {32, 96, 768})
+                for (int64_t N : {1, 7, 8, 9, 40}) {
+                    if (type != dtype::q8_0 && (M == 19 || K == 96)) continue;
+                    INFO("M=" << M << " K=" << K << " N=" << N << " type=" << wf::dtype_name(type));
+                    auto x = wft::random_floats(static_cast<size_t>(M * K), seed++);
+                    if (M == 19) std::fill(x.begin() + K, x.begin() + 2 * K, 0.0f);  // a zero row: d = 0
+                    const auto bias = wft::random_floats(static_cast<size_t>(N), seed++);
+                    wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), seed++, -0.5f, 0.5f), N, K, type);
+                    std::vector<float> y(static_cast<size_t>(M * N), NAN), yt(y), yf(y);
+                    wf::matmul_q7(x.data(), M, K, W.view, bias.data(), y.data(), N, 0, N);
+                    wf::ref::matmul_q7(x.data(), M, K, W.view, bias.data(), yt.data(), N, 0, N);
+                    wf::ref::matmul(x.data(), M, K, W.view, bias.data(), yf.data(), N, 0, N);
+                    std::vector<float> wrow(static_cast<size_t>(K));
+                    for (int64_t n = 0; n < N; ++n) {
+                        wf::dequantize_row(W.view, n, wrow.data());
+                        for (int64_t m = 0; m < M; ++m) {
+                            const double scale = abs_dot(x.data() + m * K, wrow.data(), K), got = y[size_t(m * N + n)];
+                            REQUIRE(std::fabs(got - yt[size_t(m * N + n)]) <= 1e-6 * scale + 1e-6);
+                            REQUIRE(std::fabs(got - yf[size_t(m * N + n)]) <= q8_activation_bound(x.data() + m * K, wrow.data(), K, 63) + 1e-5 * scale + 1e-6);
+                        }
+                    }
+                }
 }
 
 TEST_CASE("matmul writes only its column range, so threads can split the output", "[kernels][matmul]") {
@@ -385,7 +435,7 @@ TEST_CASE("q8_0 quantization rounds halves away from zero, as ggml's roundf", "[
     }
 }
 
-TEST_CASE("q8_0 quantization: the SIMD kernel equals its scalar twin bit for bit", "[kernels][quants]") {
+TEST_CASE("q8_0 and 7-bit quantization: the SIMD kernels equal their scalar twins bit for bit", "[kernels][quants]") {
     std::mt19937 rng(7);
     for (int64_t blocks : {1, 3, 12, 48}) {
         for (float scale : {1e-6f, 0.05f, 1.0f, 300.0f}) {
@@ -398,6 +448,15 @@ TEST_CASE("q8_0 quantization: the SIMD kernel equals its scalar twin bit for bit
             wf::ref::quantize_q8_0(x.data(), blocks * 32, b.data());
             INFO("blocks " << blocks << ", scale " << scale);
             REQUIRE(std::memcmp(a.data(), b.data(), a.size() * sizeof(wf::block_q8_0)) == 0);
+            // the 7-bit quantization of relaxed SIMD's path likewise, in [−63, 63]
+            std::vector<int8_t> qa(x.size()), qb(x.size());
+            std::vector<float> da(static_cast<size_t>(blocks)), db(static_cast<size_t>(blocks));
+            wf::quantize_q7(x.data(), blocks * 32, qa.data(), da.data());
+            wf::ref::quantize_q7(x.data(), blocks * 32, qb.data(), db.data());
+            REQUIRE(qa == qb);
+            REQUIRE(da == db);
+            REQUIRE(*std::max_element(qa.begin(), qa.end()) <= 63);
+            REQUIRE(*std::min_element(qa.begin(), qa.end()) >= -63);
         }
     }
 }

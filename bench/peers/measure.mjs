@@ -288,7 +288,7 @@ const engines = {
     const opts = { threads: spec.threads ?? 1, cache: false, ...(spec.dtype ? { dtype: spec.dtype } : {}) };
     const source = ctx.source(spec.model);
     const info = {};
-    const seen = (timings) => Object.assign(info, { threads: timings.threads, threading: timings.threading });
+    const seen = (timings) => Object.assign(info, { threads: timings.threads, threading: timings.simd ? `${timings.threading}; ${timings.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'}` : timings.threading });
     if (w.task === 'fill') {
       const fm = await FillMask.load(source, opts);
       info.dtype = fm.info.dtype;

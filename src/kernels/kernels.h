@@ -62,6 +62,16 @@ float dot(const float* a, const float* b, int64_t n);
 // y += alpha·x
 void axpy(float alpha, const float* x, float* y, int64_t n);
 
+// matmul with relaxed SIMD, from 16 rows on, for q8_0 weights and the types that re-block as q8_0 (q4_0, q5_0,
+// iq4_nl): x quantized to 7 bits by quantize_q7, per block Σ q_w·q_x in int32 scaled by d_w·d_x. Its tile is relaxed
+// SIMD's int8 dot product where the instance runs it (kernels/relaxed.h), else the same packed layout in scalar code.
+void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+               int64_t n_begin, int64_t n_end);
+// n floats (a multiple of 32) per block of 32 as whole numbers in [−63, 63] (q, rounded half away from zero) at
+// scale d = amax / 63 (f32, one per block): the activations of matmul's relaxed-SIMD integer tile, whose int8 dot
+// product needs one operand in 7 bits (kernels/matmul-q8.cpp, gemm_q7).
+void quantize_q7(const float* x, int64_t n, int8_t* q, float* d);
+
 namespace ref {
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end);
@@ -82,6 +92,11 @@ void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* o
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float alpha, const float* x, float* y, int64_t n);
 void quantize_q8_0(const float* x, int64_t n, block_q8_0* out);  // the twin of dtype.h's (SIMD, in rowwise.cpp)
+void quantize_q7(const float* x, int64_t n, int8_t* q, float* d);
+// The twin of matmul's relaxed-SIMD path (gemm_q7): x quantized by quantize_q7, W's rows as q8_0 (re-blocked for
+// q4_0, q5_0, iq4_nl), per block Σ q_w·q_x in integers scaled by d_w·d_x, the blocks summed in order, then the bias.
+void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+               int64_t n_begin, int64_t n_end);
 }  // namespace ref
 
 }  // namespace wf

@@ -20,6 +20,7 @@
 #include "kernels/kernels.h"
 #include "kernels/matmul-paths.h"
 #include "kernels/quants.h"
+#include "kernels/relaxed.h"
 
 namespace wf::matmul_detail {
 namespace {
@@ -503,6 +504,117 @@ template <int BL>
 using q8_tile_fn = void (*)(const int16_t*, const float*, const int16_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]);
 q8_tile_fn volatile q8_tile_ptr = &q8_tile<32>, q8_tile16_ptr = &q8_tile<16>;
 
+// --- q8_0 prefill with relaxed SIMD -----------------------------------------------------------------------------
+// Where the engine runs relaxed SIMD (kernels/relaxed.h), q8_0 weights (and q4_0, q5_0, iq4_nl re-blocked as q8_0)
+// from 16 rows on take i32x4.relaxed_dot_i8x16_i7x16_add_s: 16 int8 products, summed 4 by 4 into 4 int32 lanes, per
+// instruction (x86's vpdpbusd where the CPU has AVX-VNNI), against 8 for dot_i16x8 above, and no widening to int16.
+// Its second operand must lie in [0, 127] (the engine's choice of result otherwise), so the activations are
+// quantized to 7 bits, q ∈ [−63, 63] per 32 at d = amax / 63 in f32 (quantize_q7), and stored as q + 64; the panel
+// carries −64·Σw per block and column, which is where the tile's int32 sums start, so that they end at Σ w·q exactly.
+// Both packings put, per quad of k, 4 columns' (or the group's 4 rows') 4 int8 side by side in one vector: the tile
+// splats a row's quad with one v128.load32_splat and multiplies it with 4 columns' quads.
+constexpr int q7_offset = 64;
+
+struct q7_row_groups {
+    std::vector<uint8_t> q;  // per group and block: 8 quads × 4 rows × 4 bytes (q + 64)
+    std::vector<float> d;    // per group and block: the 4 rows' scales (0 for a padding row)
+    std::vector<int8_t> codes;
+    std::vector<float> scales;
+    void set(const float* x, int64_t M, int64_t ldx, int64_t K) {
+        const int64_t nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
+        codes.resize(size_t(q8_mr * K));
+        scales.resize(size_t(q8_mr * nb));
+        q.resize(size_t(groups * q8_mr * K));
+        d.resize(size_t(groups * nb * q8_mr));
+        for (int64_t g = 0; g < groups; ++g) {
+            const int64_t rows = std::min(q8_mr, M - g * q8_mr);
+            for (int64_t r = 0; r < q8_mr; ++r) {
+                int8_t* c = codes.data() + r * K;
+                if (r < rows) quantize_q7(x + (g * q8_mr + r) * ldx, K, c, scales.data() + r * nb);
+                else std::fill(c, c + K, int8_t(0)), std::fill_n(scales.data() + r * nb, nb, 0.0f);
+                for (int64_t k = 0; k < K; ++k) c[k] = int8_t(c[k] + q7_offset);  // [1, 127]
+            }
+            uint8_t* out = q.data() + g * q8_mr * K;
+            for (int64_t b = 0; b < nb; ++b) {
+                for (int64_t t = 0; t < q8_block / 4; ++t)
+                    for (int64_t r = 0; r < q8_mr; ++r) std::memcpy(out + ((b * 8 + t) * q8_mr + r) * 4, codes.data() + r * K + b * q8_block + t * 4, 4);
+                for (int64_t r = 0; r < q8_mr; ++r) d[size_t((g * nb + b) * q8_mr + r)] = scales[size_t(r * nb + b)];
+            }
+        }
+    }
+};
+
+// Columns n … n + cols − 1 (cols ≤ 8; missing ones are zero) of q8_0 rows as the tile reads them: per block, 8 quads
+// × 2 vectors of 16 int8 (columns 0–3, then 4–7); per block the 8 columns' −64·Σw (corr) and scales (d).
+void pack_q7_panel(const matrix_view& Wm, int64_t n, int64_t cols, int8_t* q, int32_t* corr, float* d) {
+    const int64_t nb = Wm.n_cols / q8_block;
+    for (int64_t j = 0; j < q8_nr; ++j) {
+        const uint8_t* row = j < cols ? Wm.row(n + j) : nullptr;
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = row ? row + b * int64_t(sizeof(block_q8_0)) : nullptr;
+            int8_t w[q8_block] = {};
+            if (blk) std::memcpy(w, blk + 2, q8_block);
+            d[b * q8_nr + j] = blk ? scale_f16(blk) : 0.0f;
+            corr[b * q8_nr + j] = -q7_offset * std::accumulate(w, w + q8_block, int32_t(0));
+            for (int64_t t = 0; t < q8_block / 4; ++t) std::memcpy(q + (b * 8 + t) * 32 + (j / 4) * 16 + (j % 4) * 4, w + t * 4, 4);
+        }
+    }
+}
+
+// One group of 4 rows (xg: its packed quads, dg: its scales) against one panel: out[r][j] = Σ_blocks d_x·d_w·(q_x·q_w).
+using q7_tile_fn = void (*)(const uint8_t*, const float*, const int8_t*, const int32_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]);
+
+// The scalar twin of the layout (native builds, and wasm without relaxed SIMD, which never take this path but test it).
+void q7_tile_scalar(const uint8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb, float (&out)[q8_mr][q8_nr]) {
+    for (int r = 0; r < q8_mr; ++r)
+        for (int64_t j = 0; j < q8_nr; ++j) {
+            float acc = 0;
+            for (int64_t b = 0; b < nb; ++b) {
+                int32_t is = corr[b * q8_nr + j];
+                for (int64_t t = 0; t < q8_block / 4; ++t)
+                    for (int i = 0; i < 4; ++i)
+                        is += int32_t(q[(b * 8 + t) * 32 + (j / 4) * 16 + (j % 4) * 4 + i]) * int32_t(xg[((b * 8 + t) * q8_mr + r) * 4 + i]);
+                acc += float(is) * (d[b * q8_nr + j] * dg[b * q8_mr + r]);
+            }
+            out[r][j] = acc;
+        }
+}
+
+#if defined(__wasm_simd128__)
+[[gnu::noinline]] void q7_tile_relaxed(const uint8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb,
+                                       float (&out)[q8_mr][q8_nr]) {
+    v128_t facc[q8_mr][2];
+    for (int r = 0; r < q8_mr; ++r) facc[r][0] = facc[r][1] = wasm_f32x4_splat(0.0f);
+    for (int64_t b = 0; b < nb; ++b) {
+        const v128_t c0 = wasm_v128_load(corr + b * q8_nr), c1 = wasm_v128_load(corr + b * q8_nr + 4);
+        v128_t iacc[q8_mr][2];
+        for (int r = 0; r < q8_mr; ++r) iacc[r][0] = c0, iacc[r][1] = c1;
+        const uint8_t* xp = xg + b * q8_block * q8_mr;
+        const uint8_t* const xe = xp + q8_block * q8_mr;
+        for (const int8_t* wp = q + b * q8_block * q8_nr; xp != xe; xp += 4 * q8_mr, wp += 4 * q8_nr) {
+            const v128_t w0 = wasm_v128_load(wp), w1 = wasm_v128_load(wp + 16);
+            for (int r = 0; r < q8_mr; ++r) {
+                const v128_t xs = wasm_v128_load32_splat(xp + 4 * r);
+                iacc[r][0] = wf_relaxed_dot_i8x16_i7x16_add_s(w0, xs, iacc[r][0]);
+                iacc[r][1] = wf_relaxed_dot_i8x16_i7x16_add_s(w1, xs, iacc[r][1]);
+            }
+        }
+        const v128_t d0 = wasm_v128_load(d + b * q8_nr), d1 = wasm_v128_load(d + b * q8_nr + 4);
+        for (int r = 0; r < q8_mr; ++r) {
+            const v128_t s = wasm_f32x4_splat(dg[b * q8_mr + r]);
+            facc[r][0] = wasm_f32x4_add(facc[r][0], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(iacc[r][0]), wasm_f32x4_mul(d0, s)));
+            facc[r][1] = wasm_f32x4_add(facc[r][1], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(iacc[r][1]), wasm_f32x4_mul(d1, s)));
+        }
+    }
+    for (int r = 0; r < q8_mr; ++r) {
+        wasm_v128_store(out[r], facc[r][0]);
+        wasm_v128_store(out[r] + 4, facc[r][1]);
+    }
+}
+// through a pointer for the reason q8_tile_ptr gives
+q7_tile_fn volatile q7_tile_relaxed_ptr = &q7_tile_relaxed;
+#endif
+
 }  // namespace
 
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
@@ -573,9 +685,53 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     }
 }
 
+void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+             int64_t n0, int64_t n1) {
+    const int64_t K = Wm.n_cols, nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
+    thread_local q7_row_groups xq;
+    xq.set(x, M, ldx, K);
+    thread_local std::vector<int8_t> panel;
+    thread_local std::vector<int32_t> corr;
+    thread_local std::vector<float> dw;
+    thread_local std::vector<uint8_t> reblocked;
+    panel.resize(size_t(K * q8_nr));
+    corr.resize(size_t(nb * q8_nr));
+    dw.resize(size_t(nb * q8_nr));
+    const auto to_q8 = Wm.type == dtype::q8_0 ? nullptr : traits(Wm.type).to_q8_0;
+    if (Wm.type != dtype::q8_0 && !to_q8) throw error(std::string("gemm_q7: ") + dtype_name(Wm.type) + " weights do not re-block as q8_0");
+    const int64_t q8_row = row_bytes(dtype::q8_0, K);
+    if (to_q8) reblocked.resize(size_t(q8_nr * q8_row));
+#if defined(__wasm_simd128__)
+    const q7_tile_fn tile = relaxed_simd() ? q7_tile_relaxed_ptr : &q7_tile_scalar;
+#else
+    const q7_tile_fn tile = &q7_tile_scalar;
+#endif
+    for (int64_t n = n0; n < n1; n += q8_nr) {
+        const int64_t cols = std::min(q8_nr, n1 - n);
+        if (to_q8) {
+            for (int64_t j = 0; j < cols; ++j) to_q8(Wm.row(n + j), reblocked.data() + j * q8_row, K);
+            pack_q7_panel({dtype::q8_0, cols, K, reblocked.data()}, 0, cols, panel.data(), corr.data(), dw.data());
+        } else {
+            pack_q7_panel(Wm, n, cols, panel.data(), corr.data(), dw.data());
+        }
+        for (int64_t g = 0; g < groups; ++g) {
+            float out[q8_mr][q8_nr];
+            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), corr.data(), dw.data(), nb, out);
+            const int64_t rows = std::min(q8_mr, M - g * q8_mr);
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t j = 0; j < cols; ++j) y[(g * q8_mr + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
+        }
+    }
+}
+
 }  // namespace wf::matmul_detail
 
 namespace wf {
+
+void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+               int64_t n_begin, int64_t n_end) {
+    if (M > 0 && n_begin < n_end) matmul_detail::gemm_q7(x, M, ldx, W, bias, y, ldy, n_begin, n_end);
+}
 
 void prefill_codes(dtype t, const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {
     if (const auto f = matmul_detail::codes32_decoder(t)) f(src, q, d, m, n);

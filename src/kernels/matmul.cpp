@@ -39,6 +39,7 @@
 #include "kernels/kernels.h"
 #include "kernels/matmul-paths.h"
 #include "kernels/quants.h"
+#include "kernels/relaxed.h"
 #include "kernels/touch.h"
 
 namespace wf {
@@ -378,7 +379,7 @@ namespace {
 // tiles above): wasm-opt inlines every function that has one caller, and matmul with all its paths inlined was
 // ~750 KB of machine code in which V8's register allocator kept the kernels' accumulators on the stack.
 using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
-path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_packed = &gemm_packed,
+path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7, p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_packed = &gemm_packed,
               p_gemm_small = &gemm_small, p_gemm_rows = &gemm_rows_stream, p_gemv_f32 = &gemv_one_stream<f32_rows>,
               p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
@@ -388,6 +389,8 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
     if (M <= 0 || n_begin >= n_end) return;
     path f = nullptr;
     if (M < 16 && gemv_quant_computes(Wm.type)) f = p_gemv_quant;
+    // with relaxed SIMD, q8_0 and the types that re-block as q8_0 on its int8 dot product (7-bit activations)
+    else if (M >= kQ8TileRows && (Wm.type == dtype::q8_0 || traits(Wm.type).to_q8_0) && relaxed_simd()) f = p_gemm_q7;
     else if (Wm.type == dtype::q8_0) f = M >= kQ8TileRows ? p_gemm_q8 : p_gemv_q8;
     // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1, q4_K, q5_K as codes and minimums;
     // q3_K, q6_K as codes with scales per 16

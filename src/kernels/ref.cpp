@@ -1,6 +1,7 @@
 // Scalar twins of the SIMD kernels: the plain math, accumulated in double where a sum is long. They are the
 // reference the SIMD kernels are tested against, and nothing else depends on them.
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -128,6 +129,39 @@ void quantize_q8_0(const float* x, int64_t n, block_q8_0* out) {
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         out[b].d = f32_to_f16(d);
         for (int i = 0; i < q8_block; ++i) out[b].q[i] = int8_t(std::lround(xb[i] * id));
+    }
+}
+
+void quantize_q7(const float* x, int64_t n, int8_t* q, float* d) {
+    for (int64_t b = 0; b < n / q8_block; ++b) {
+        const float* xb = x + b * q8_block;
+        float amax = 0.0f;
+        for (int i = 0; i < q8_block; ++i) amax = std::fmax(amax, std::fabs(xb[i]));
+        d[b] = amax / 63.0f;
+        const float id = d[b] != 0.0f ? 1.0f / d[b] : 0.0f;
+        for (int i = 0; i < q8_block; ++i) q[b * q8_block + i] = int8_t(std::lround(xb[i] * id));
+    }
+}
+
+void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+               int64_t n_begin, int64_t n_end) {
+    const int64_t K = W.n_cols, nb = K / q8_block;
+    std::vector<int8_t> xq(size_t(M * K));
+    std::vector<float> xd(size_t(M * nb));
+    for (int64_t m = 0; m < M; ++m) quantize_q7(x + m * ldx, K, xq.data() + m * K, xd.data() + m * nb);
+    std::vector<block_q8_0> row(static_cast<size_t>(nb));
+    for (int64_t n = n_begin; n < n_end; ++n) {
+        if (W.type == dtype::q8_0) std::memcpy(row.data(), W.row(n), row.size() * sizeof(block_q8_0));
+        else traits(W.type).to_q8_0(W.row(n), reinterpret_cast<uint8_t*>(row.data()), K);
+        for (int64_t m = 0; m < M; ++m) {
+            float acc = 0.0f;
+            for (int64_t b = 0; b < nb; ++b) {
+                int32_t s = 0;
+                for (int i = 0; i < q8_block; ++i) s += int32_t(row[size_t(b)].q[i]) * xq[size_t(m * K + b * q8_block + i)];
+                acc += float(s) * (f16_to_f32(row[size_t(b)].d) * xd[size_t(m * nb + b)]);
+            }
+            y[m * ldy + n] = acc + (bias ? bias[n] : 0.0f);
+        }
     }
 }
 

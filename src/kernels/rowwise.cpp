@@ -121,49 +121,58 @@ void rope(float* x, int64_t n_rows, int64_t ld, int n_head, int head_dim, int ro
     }
 }
 
+namespace {
+// One block of 32 values as whole numbers in [−Max, Max] at scale d = amax / Max (returned, in f32).
+template <int Max>
+float quantize_block(const float* xb, int8_t* out) {
+    B m(0.0f);
+    for (int i = 0; i < q8_block; i += int(W)) m = xsimd::max(m, xsimd::abs(B::load_unaligned(xb + i)));
+    alignas(64) float lanes[B::size];
+    m.store_aligned(lanes);
+    float amax = 0.0f;
+    for (float v : lanes) amax = std::fmax(amax, v);
+    const float d = amax / float(Max);
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    // round half away from zero, as lround (ggml's roundf): the truncation, plus one toward the sign when the
+    // exact remainder is at least a half
+    alignas(64) int32_t q[q8_block];
+    for (int i = 0; i < q8_block; i += int(W)) {
+        const B v = B::load_unaligned(xb + i) * B(id);
+        const B t = xsimd::trunc(v), f = v - t;
+        const B r = t + xsimd::select(f >= B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f <= B(-0.5f), B(1.0f), B(0.0f));
+        // r is a whole number in [−Max, Max]: added to 1.5·2^23 it sits in the low mantissa bits, read as an
+        // integer without a float → int conversion
+        using I = xsimd::batch<int32_t>;
+        (xsimd::bitwise_cast<I>(r + B(12582912.0f)) - I(0x4B400000)).store_aligned(q + i);
+    }
+    // to int8 16 at a time (saturating narrows, exact here: |q| ≤ 127)
+#if defined(__wasm_simd128__)
+    for (int i = 0; i < q8_block; i += 16) {
+        const v128_t lo = wasm_i16x8_narrow_i32x4(wasm_v128_load(q + i), wasm_v128_load(q + i + 4));
+        const v128_t hi = wasm_i16x8_narrow_i32x4(wasm_v128_load(q + i + 8), wasm_v128_load(q + i + 12));
+        wasm_v128_store(out + i, wasm_i8x16_narrow_i16x8(lo, hi));
+    }
+#elif defined(__SSE2__)
+    for (int i = 0; i < q8_block; i += 16) {
+        const __m128i* qi = reinterpret_cast<const __m128i*>(q + i);
+        const __m128i lo = _mm_packs_epi32(_mm_load_si128(qi), _mm_load_si128(qi + 1));
+        const __m128i hi = _mm_packs_epi32(_mm_load_si128(qi + 2), _mm_load_si128(qi + 3));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_packs_epi16(lo, hi));
+    }
+#else
+    for (int i = 0; i < q8_block; ++i) out[i] = int8_t(q[i]);
+#endif
+    return d;
+}
+}  // namespace
+
 void quantize_q8_0(const float* x, int64_t n, block_q8_0* out) {
     static_assert(q8_block % B::size == 0);
-    for (int64_t b = 0; b < n / q8_block; ++b) {
-        const float* xb = x + b * q8_block;
-        B m(0.0f);
-        for (int i = 0; i < q8_block; i += int(W)) m = xsimd::max(m, xsimd::abs(B::load_unaligned(xb + i)));
-        alignas(64) float lanes[B::size];
-        m.store_aligned(lanes);
-        float amax = 0.0f;
-        for (float v : lanes) amax = std::fmax(amax, v);
-        const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        out[b].d = f32_to_f16(d);
-        // round half away from zero, as lround (ggml's roundf): the truncation, plus one toward the sign when the
-        // exact remainder is at least a half
-        alignas(64) int32_t q[q8_block];
-        for (int i = 0; i < q8_block; i += int(W)) {
-            const B v = B::load_unaligned(xb + i) * B(id);
-            const B t = xsimd::trunc(v), f = v - t;
-            const B r = t + xsimd::select(f >= B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f <= B(-0.5f), B(1.0f), B(0.0f));
-            // r is a whole number in [−127, 127]: added to 1.5·2^23 it sits in the low mantissa bits, read as an
-            // integer without a float → int conversion
-            using I = xsimd::batch<int32_t>;
-            (xsimd::bitwise_cast<I>(r + B(12582912.0f)) - I(0x4B400000)).store_aligned(q + i);
-        }
-        // to int8 16 at a time (saturating narrows, exact here: |q| ≤ 127)
-#if defined(__wasm_simd128__)
-        for (int i = 0; i < q8_block; i += 16) {
-            const v128_t lo = wasm_i16x8_narrow_i32x4(wasm_v128_load(q + i), wasm_v128_load(q + i + 4));
-            const v128_t hi = wasm_i16x8_narrow_i32x4(wasm_v128_load(q + i + 8), wasm_v128_load(q + i + 12));
-            wasm_v128_store(out[b].q + i, wasm_i8x16_narrow_i16x8(lo, hi));
-        }
-#elif defined(__SSE2__)
-        for (int i = 0; i < q8_block; i += 16) {
-            const __m128i* qi = reinterpret_cast<const __m128i*>(q + i);
-            const __m128i lo = _mm_packs_epi32(_mm_load_si128(qi), _mm_load_si128(qi + 1));
-            const __m128i hi = _mm_packs_epi32(_mm_load_si128(qi + 2), _mm_load_si128(qi + 3));
-            _mm_storeu_si128(reinterpret_cast<__m128i*>(out[b].q + i), _mm_packs_epi16(lo, hi));
-        }
-#else
-        for (int i = 0; i < q8_block; ++i) out[b].q[i] = int8_t(q[i]);
-#endif
-    }
+    for (int64_t b = 0; b < n / q8_block; ++b) out[b].d = f32_to_f16(quantize_block<127>(x + b * q8_block, out[b].q));
+}
+
+void quantize_q7(const float* x, int64_t n, int8_t* q, float* d) {
+    for (int64_t b = 0; b < n / q8_block; ++b) d[b] = quantize_block<63>(x + b * q8_block, q + b * q8_block);
 }
 
 void gelu_erf(float* x, int64_t n) {

@@ -30,7 +30,7 @@ const asyncDisposeKey = Symbol.asyncDispose ?? Symbol.for('Symbol.asyncDispose')
 
 // ------------------------------------------------------------------------------------------------------ options
 const LOAD_OPTIONS = ['dtype', 'memory_budget', 'revision', 'progress_callback', 'signal', 'cache', 'worker', 'threads', 'wasmUrl', 'wasmBinary',
-                      'threadedWasmUrl', 'fetch', 'hub', 'device'];
+                      'threadedWasmUrl', 'relaxedSimd', 'fetch', 'hub', 'device'];
 const FOREIGN_LOAD = {
   quantized: 'use dtype (for example dtype: "q8_0")', local_files_only: 'pass a folder path, URL or files for a local model',
   cache_dir: 'browsers cache with the Cache API (cache: true); Node reads files where they are', subfolder: 'give the folder itself as the source',
@@ -78,7 +78,7 @@ function clientFor(opts) {
     if (!u) return undefined;
     try { return new URL(String(u), globalThis.location?.href).href; } catch { return String(u); }
   };
-  const eo = { wasmUrl: abs(opts.wasmUrl), wasmBinary: opts.wasmBinary, threads: opts.threads, threadedWasmUrl: abs(opts.threadedWasmUrl) };
+  const eo = { wasmUrl: abs(opts.wasmUrl), wasmBinary: opts.wasmBinary, threads: opts.threads, threadedWasmUrl: abs(opts.threadedWasmUrl), relaxedSimd: opts.relaxedSimd };
   const local = opts.worker === false;
   const key = `${local ? 'local' : 'worker'}:${JSON.stringify({ ...eo, wasmBinary: undefined })}`;
   if (eo.wasmBinary) return local ? new LocalClient(platform, eo) : new WorkerClient(platform, eo);  // bytes: a client of their own
@@ -183,7 +183,7 @@ class Handle {
     });
     return Promise.race([call, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
   }
-  // { threads, threading, backend }: how this object's engine runs
+  // { threads, threading, simd, backend }: how this object's engine runs
   async engineInfo() {
     return { ...(await this._client.threadInfo()), backend: this._client.kind };
   }

@@ -20,9 +20,11 @@ export class LocalBackend {
     return (this._engine ??= this.platform.loadEngine(this.engineOptions));
   }
 
-  // { threads, threading }: the engine's thread count and, in words, how (or why only one)
+  // { threads, threading, simd }: the engine's thread count and, in words, how (or why only one); 'relaxed' where the
+  // instance runs relaxed SIMD (the relaxed twin of the build), else 'simd128'
   async threadInfo() {
-    return (await this.engine()).wfThreads;
+    const e = await this.engine();
+    return { ...e.wfThreads, simd: e.relaxedSimd() ? 'relaxed' : 'simd128' };
   }
 
   // kind: 'pipeline' (a model and its tokenizer) or 'tokenizer'; source: a descriptor (sources.js).

@@ -8,19 +8,22 @@ import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 import { loadSingle, quiet } from './engine.js';
+import { relaxedSimdPlan } from './features.js';
 import { ggufParts, splitGguf } from './sources.js';
 
 const dist = new URL('../../dist/', import.meta.url);
 
-export async function loadEngine({ wasmBinary, threads } = {}) {
+export async function loadEngine({ wasmBinary, threads, relaxedSimd } = {}) {
   if (threads != null && !(Number.isInteger(threads) && threads >= 1)) throw new Error(`wasmformer: threads must be a whole number ≥ 1, got ${threads}`);
   const cores = os.availableParallelism?.() ?? os.cpus().length;
   const want = threads ?? Math.max(1, Math.min(cores, 8));
+  // each build's relaxed-SIMD twin where Node runs relaxed SIMD's final semantics (Node 20 does not)
+  const relaxed = relaxedSimdPlan(relaxedSimd);
   let why = threads === 1 ? 'one thread was asked for' : `this machine has ${cores} core${cores === 1 ? '' : 's'}`;
   if (want > 1 && !wasmBinary) {
     try {
       const create = createRequire(import.meta.url)(fileURLToPath(new URL('wasmformer-node.cjs', dist)));
-      const bytes = await readFile(new URL('wasmformer-mt.wasm', dist));
+      const bytes = await readFile(new URL(relaxed ? 'wasmformer-mt-relaxed.wasm' : 'wasmformer-mt.wasm', dist));
       const e = await create({ ...quiet, wasmBinary: bytes, wfPoolSize: want - 1 });
       const got = e.setThreads(want);
       // the pool's worker_threads must not keep the process alive once the caller is done (they wait in wasm;
@@ -32,7 +35,7 @@ export async function loadEngine({ wasmBinary, threads } = {}) {
       why = `the threaded build did not start (${err?.message ?? err})`;
     }
   }
-  const e = await loadSingle(wasmBinary ?? (await readFile(new URL('wasmformer.wasm', dist))));
+  const e = await loadSingle(wasmBinary ?? (await readFile(new URL(relaxed ? 'wasmformer-relaxed.wasm' : 'wasmformer.wasm', dist))));
   e.wfThreads = { threads: 1, threading: `one thread: ${wasmBinary ? 'a wasmBinary of the single-thread build was given' : why}` };
   return e;
 }

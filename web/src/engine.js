@@ -6,6 +6,7 @@
 import createWasmformer from '../../dist/wasmformer.mjs';
 // imported statically: bundlers build workers without code splitting by default (Vite: IIFE), so no import() here
 import createWasmformerMt from '../../dist/wasmformer-mt.mjs';
+import { relaxedSimdPlan } from './features.js';
 
 // How many threads the engine may use here, or why it runs on one. The threaded build needs SharedArrayBuffer,
 // which browsers give only to cross-origin isolated pages (COOP: same-origin + COEP: require-corp).
@@ -29,8 +30,9 @@ export const quiet = { print: () => {}, printErr: () => {} };
 
 // The pthreads build: wasmformer-mt.mjs starts `threads − 1` workers (wasmformer-mt.worker.js, next to it) before
 // it resolves; a page whose CSP or headers keep them from starting never resolves, hence the time limit.
-async function loadThreaded(threads, threadedWasmUrl) {
-  const bytes = await readBytes(threadedWasmUrl ?? new URL('../../dist/wasmformer-mt.wasm', import.meta.url));
+// Each build has a relaxed-SIMD twin (the same glue runs both; README): chosen where the engine runs relaxed SIMD.
+async function loadThreaded(threads, threadedWasmUrl, relaxed) {
+  const bytes = await readBytes(threadedWasmUrl ?? (relaxed ? new URL('../../dist/wasmformer-mt-relaxed.wasm', import.meta.url) : new URL('../../dist/wasmformer-mt.wasm', import.meta.url)));
   let timer;
   const timeout = new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('its workers did not start within 20 s')), 20000)));
   try {
@@ -44,12 +46,13 @@ async function loadThreaded(threads, threadedWasmUrl) {
 }
 
 // engine.wfThreads = { threads, threading }: the count in use and, in words, how (or why only one).
-export async function loadEngine({ wasmUrl, wasmBinary, threads, threadedWasmUrl } = {}) {
+export async function loadEngine({ wasmUrl, wasmBinary, threads, threadedWasmUrl, relaxedSimd } = {}) {
   const plan = threadPlan(threads);
+  const relaxed = relaxedSimdPlan(relaxedSimd);
   let why = plan.reason;
   if (plan.want > 1 && !wasmBinary && !wasmUrl) {
     try {
-      return await loadThreaded(plan.want, threadedWasmUrl);
+      return await loadThreaded(plan.want, threadedWasmUrl, relaxed);
     } catch (err) {
       why = `the threaded build did not start (${err?.message ?? err})`;
     }
@@ -58,7 +61,7 @@ export async function loadEngine({ wasmUrl, wasmBinary, threads, threadedWasmUrl
   // the offline site's bundle uses the single-file build, whose wasm is inlined: nothing to fetch
   if (globalThis.WF_SINGLE_FILE) e = await createWasmformer({ ...quiet });
   else {
-    const bytes = wasmBinary ?? (await readBytes(wasmUrl ?? new URL('../../dist/wasmformer.wasm', import.meta.url)));
+    const bytes = wasmBinary ?? (await readBytes(wasmUrl ?? (relaxed ? new URL('../../dist/wasmformer-relaxed.wasm', import.meta.url) : new URL('../../dist/wasmformer.wasm', import.meta.url))));
     e = await createWasmformer({ ...quiet, wasmBinary: bytes });
   }
   e.wfThreads = { threads: 1, threading: `one thread: ${why ?? 'a wasmUrl or wasmBinary of the single-thread build was given'}` };

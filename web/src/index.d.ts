@@ -58,14 +58,18 @@ export interface LoadOptions {
   wasmUrl?: string | URL;
   wasmBinary?: ArrayBuffer | Uint8Array;
   threadedWasmUrl?: string | URL;
+  /** Relaxed SIMD (its int8 dot product for q8_0 and 4-bit prefill): default where the JavaScript engine runs it
+   *  (Chromium; not Node 20), false = the plain SIMD128 build, true = required (an error where it is missing).
+   *  Results differ from the plain build's within the 7-bit activations' rounding (README). */
+  relaxedSimd?: boolean;
   /** With { worker: false }: the fetch to download with. */
   fetch?: typeof fetch;
   /** Accepted for transformers.js compatibility: 'wasm' or 'cpu' (the engine runs on the CPU). */
   device?: 'wasm' | 'cpu' | 'auto';
 }
 
-/** How the engine runs: the threads in use and, in words, how — or why only one thread. */
-export interface EngineInfo { threads: number; threading: string; backend: 'local' | 'worker' }
+/** How the engine runs: the threads in use and, in words, how — or why only one thread; whether it runs relaxed SIMD. */
+export interface EngineInfo { threads: number; threading: string; simd: 'relaxed' | 'simd128'; backend: 'local' | 'worker' }
 
 export interface ModelInfo {
   /** The engine's name of the family: 'bert', 'gpt2', … */
