@@ -655,7 +655,7 @@ async function main() {
   await loadModel(BUNDLED.translate, params.get('translate') ? 'the translation model' : 'the bundled translation model', BUNDLED_TRANSLATE_OPTIONS);
   await loadModel(BUNDLED.gpt2, 'the bundled GPT-2 model');
   const how = await (state.gen ?? state.fm)?.engineInfo();
-  if (how) setStatus('engine-status', `Engine: WebAssembly SIMD in a Web Worker, ${how.threading}. ${offline}`);
+  if (how) setStatus('engine-status', `Engine: WebAssembly ${how.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD'} in a Web Worker, ${how.threading}. ${offline}`);
   // first visit: every box shows its example's result without a click
   if (state.fm) await runFill();
   if (state.enc) await runEncoder();
