@@ -54,7 +54,7 @@ void check_matmul(int64_t M, int64_t K, int64_t N, dtype type, uint32_t seed) {
     std::vector<float> wrow(static_cast<size_t>(K));
     const bool int8_path = wf::matmul_quantizes_activations(type, M);
     // relaxed SIMD's path (an instance that runs it) quantizes to 7 bits instead (kernels.h: matmul_q7)
-    const bool q7_path = wf::relaxed_simd() && M >= 16 && (type == dtype::q8_0 || wf::traits(type).to_q8_0);
+    const bool q7_path = wf::matmul_takes_q7(type, M);
     std::vector<float> xq = x;  // activations as the integer path sees them
     if (q7_path) {
         std::vector<int8_t> q(static_cast<size_t>(K));

@@ -67,6 +67,8 @@ void axpy(float alpha, const float* x, float* y, int64_t n);
 // SIMD's int8 dot product where the instance runs it (kernels/relaxed.h), else the same packed layout in scalar code.
 void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                int64_t n_begin, int64_t n_end);
+// Whether matmul takes matmul_q7 for these weights and rows in this instance.
+bool matmul_takes_q7(dtype w, int64_t M);
 // n floats (a multiple of 32) per block of 32 as whole numbers in [−63, 63] (q, rounded half away from zero) at
 // scale d = amax / 63 (f32, one per block): the activations of matmul's relaxed-SIMD integer tile, whose int8 dot
 // product needs one operand in 7 bits (kernels/matmul-q8.cpp, gemm_q7).

@@ -269,6 +269,23 @@ inline vi vi_widen_hi8(vi a) { return _mm_cvtepi8_epi16(_mm_srli_si128(a, 8)); }
 #define WF_Q8_TILE 1
 #endif
 
+#if defined(WF_Q8_TILE)
+// The integer tiles' end of a block: facc[r][h] += iacc[r][h] · d_w (columns 4h … 4h + 3, dw) · d_x (dx[r]).
+inline void scale_block(vi (&facc)[q8_mr][2], const vi (&iacc)[q8_mr][2], const float* dw, const float* dx) {
+    const vi d0 = vi_load(dw), d1 = vi_load(dw + 4);
+    for (int r = 0; r < q8_mr; ++r) {
+        facc[r][0] = vf_scale_add(facc[r][0], iacc[r][0], vf_mul(d0, dx[r]));
+        facc[r][1] = vf_scale_add(facc[r][1], iacc[r][1], vf_mul(d1, dx[r]));
+    }
+}
+inline void store_facc(const vi (&facc)[q8_mr][2], float (&out)[q8_mr][q8_nr]) {
+    for (int r = 0; r < q8_mr; ++r) {
+        vf_store(out[r], facc[r][0]);
+        vf_store(out[r] + 4, facc[r][1]);
+    }
+}
+#endif
+
 // Four sources of 32 int8 values (one q8_0 block's codes each; null: zeros) → 16 vectors of 8 int16, vector p
 // (at out + p·stride) holding pair p of each source in turn: [s0[2p], s0[2p+1], s1[2p], s1[2p+1], …, s3[2p+1]].
 inline void interleave_pairs4(const int8_t* const (&src)[4], int16_t* out, int64_t stride) {
@@ -472,17 +489,9 @@ template <int BL>
                 iacc[r][1] = vi_dot_add(iacc[r][1], xs, w1);
             }
         }
-        const vi d0 = vi_load(d + b * q8_nr), d1 = vi_load(d + b * q8_nr + 4);
-        for (int r = 0; r < q8_mr; ++r) {
-            const float s = dg[b * BL / q8_block * q8_mr + r];
-            facc[r][0] = vf_scale_add(facc[r][0], iacc[r][0], vf_mul(d0, s));
-            facc[r][1] = vf_scale_add(facc[r][1], iacc[r][1], vf_mul(d1, s));
-        }
+        scale_block(facc, iacc, d + b * q8_nr, dg + b * BL / q8_block * q8_mr);
     }
-    for (int r = 0; r < q8_mr; ++r) {
-        vf_store(out[r], facc[r][0]);
-        vf_store(out[r] + 4, facc[r][1]);
-    }
+    store_facc(facc, out);
 #else
     for (int r = 0; r < q8_mr; ++r)
         for (int64_t j = 0; j < q8_nr; ++j) {
@@ -583,33 +592,25 @@ void q7_tile_scalar(const uint8_t* xg, const float* dg, const int8_t* q, const i
 #if defined(__wasm_simd128__)
 [[gnu::noinline]] void q7_tile_relaxed(const uint8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb,
                                        float (&out)[q8_mr][q8_nr]) {
-    v128_t facc[q8_mr][2];
-    for (int r = 0; r < q8_mr; ++r) facc[r][0] = facc[r][1] = wasm_f32x4_splat(0.0f);
+    vi facc[q8_mr][2];
+    for (int r = 0; r < q8_mr; ++r) facc[r][0] = facc[r][1] = vf_zero();
     for (int64_t b = 0; b < nb; ++b) {
-        const v128_t c0 = wasm_v128_load(corr + b * q8_nr), c1 = wasm_v128_load(corr + b * q8_nr + 4);
-        v128_t iacc[q8_mr][2];
+        const vi c0 = vi_load(corr + b * q8_nr), c1 = vi_load(corr + b * q8_nr + 4);
+        vi iacc[q8_mr][2];
         for (int r = 0; r < q8_mr; ++r) iacc[r][0] = c0, iacc[r][1] = c1;
         const uint8_t* xp = xg + b * q8_block * q8_mr;
         const uint8_t* const xe = xp + q8_block * q8_mr;
         for (const int8_t* wp = q + b * q8_block * q8_nr; xp != xe; xp += 4 * q8_mr, wp += 4 * q8_nr) {
-            const v128_t w0 = wasm_v128_load(wp), w1 = wasm_v128_load(wp + 16);
+            const vi w0 = vi_load(wp), w1 = vi_load(wp + 16);
             for (int r = 0; r < q8_mr; ++r) {
-                const v128_t xs = wasm_v128_load32_splat(xp + 4 * r);
+                const vi xs = vi_splat32(xp + 4 * r);
                 iacc[r][0] = wf_relaxed_dot_i8x16_i7x16_add_s(w0, xs, iacc[r][0]);
                 iacc[r][1] = wf_relaxed_dot_i8x16_i7x16_add_s(w1, xs, iacc[r][1]);
             }
         }
-        const v128_t d0 = wasm_v128_load(d + b * q8_nr), d1 = wasm_v128_load(d + b * q8_nr + 4);
-        for (int r = 0; r < q8_mr; ++r) {
-            const v128_t s = wasm_f32x4_splat(dg[b * q8_mr + r]);
-            facc[r][0] = wasm_f32x4_add(facc[r][0], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(iacc[r][0]), wasm_f32x4_mul(d0, s)));
-            facc[r][1] = wasm_f32x4_add(facc[r][1], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(iacc[r][1]), wasm_f32x4_mul(d1, s)));
-        }
+        scale_block(facc, iacc, d + b * q8_nr, dg + b * q8_mr);
     }
-    for (int r = 0; r < q8_mr; ++r) {
-        wasm_v128_store(out[r], facc[r][0]);
-        wasm_v128_store(out[r] + 4, facc[r][1]);
-    }
+    store_facc(facc, out);
 }
 // through a pointer for the reason q8_tile_ptr gives
 q7_tile_fn volatile q7_tile_relaxed_ptr = &q7_tile_relaxed;
@@ -698,7 +699,6 @@ void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     corr.resize(size_t(nb * q8_nr));
     dw.resize(size_t(nb * q8_nr));
     const auto to_q8 = Wm.type == dtype::q8_0 ? nullptr : traits(Wm.type).to_q8_0;
-    if (Wm.type != dtype::q8_0 && !to_q8) throw error(std::string("gemm_q7: ") + dtype_name(Wm.type) + " weights do not re-block as q8_0");
     const int64_t q8_row = row_bytes(dtype::q8_0, K);
     if (to_q8) reblocked.resize(size_t(q8_nr * q8_row));
 #if defined(__wasm_simd128__)
@@ -730,6 +730,7 @@ namespace wf {
 
 void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                int64_t n_begin, int64_t n_end) {
+    if (W.type != dtype::q8_0 && !traits(W.type).to_q8_0) throw error(std::string("matmul_q7: ") + dtype_name(W.type) + " weights do not re-block as q8_0");
     if (M > 0 && n_begin < n_end) matmul_detail::gemm_q7(x, M, ldx, W, bias, y, ldy, n_begin, n_end);
 }
 

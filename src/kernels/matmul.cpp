@@ -384,13 +384,15 @@ path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p
               p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
+bool matmul_takes_q7(dtype w, int64_t M) { return M >= kQ8TileRows && (w == dtype::q8_0 || traits(w).to_q8_0) && relaxed_simd(); }
+
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end) {
     if (M <= 0 || n_begin >= n_end) return;
     path f = nullptr;
     if (M < 16 && gemv_quant_computes(Wm.type)) f = p_gemv_quant;
     // with relaxed SIMD, q8_0 and the types that re-block as q8_0 on its int8 dot product (7-bit activations)
-    else if (M >= kQ8TileRows && (Wm.type == dtype::q8_0 || traits(Wm.type).to_q8_0) && relaxed_simd()) f = p_gemm_q7;
+    else if (matmul_takes_q7(Wm.type, M)) f = p_gemm_q7;
     else if (Wm.type == dtype::q8_0) f = M >= kQ8TileRows ? p_gemm_q8 : p_gemv_q8;
     // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1, q4_K, q5_K as codes and minimums;
     // q3_K, q6_K as codes with scales per 16

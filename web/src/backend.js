@@ -16,15 +16,18 @@ export class LocalBackend {
     this.nextHandle = 1;
   }
 
+  // the engine, once; its wfThreads gains simd: 'relaxed' where the instance runs relaxed SIMD (the relaxed twin of
+  // the build), else 'simd128'
   engine() {
-    return (this._engine ??= this.platform.loadEngine(this.engineOptions));
+    return (this._engine ??= this.platform.loadEngine(this.engineOptions).then((e) => {
+      e.wfThreads = { ...e.wfThreads, simd: e.relaxedSimd() ? 'relaxed' : 'simd128' };
+      return e;
+    }));
   }
 
-  // { threads, threading, simd }: the engine's thread count and, in words, how (or why only one); 'relaxed' where the
-  // instance runs relaxed SIMD (the relaxed twin of the build), else 'simd128'
+  // { threads, threading, simd }: the engine's thread count and, in words, how (or why only one), and its SIMD
   async threadInfo() {
-    const e = await this.engine();
-    return { ...e.wfThreads, simd: e.relaxedSimd() ? 'relaxed' : 'simd128' };
+    return (await this.engine()).wfThreads;
   }
 
   // kind: 'pipeline' (a model and its tokenizer) or 'tokenizer'; source: a descriptor (sources.js).
