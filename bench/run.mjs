@@ -222,6 +222,11 @@ function rows(w) {
     for (const [t, bpw] of [['q8_0', 34 / 32], ['q4_0', 18 / 32], ['q4_k_m', q4kmBpw(qwen2Cfg)]])
       add(`qwen2-${t}`, `Qwen2.5-0.5B shape (qwen2, GPT-2's vocabulary) GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
         WF(`gguf/qwen2-${t}.gguf`, undefined, { bpw, bpwHeld: true }), WLLAMA(`gguf/qwen2-${t}.gguf`, bpw), GEN_AGREE[t], { work: work.qwen2, solo: true, optIn: true });
+    // and with 2 threads each (opt-in likewise: --rows qwen2-q4_0-2t,qwen2-q4_k_m-2t)
+    for (const [t, bpw] of [['q4_0', 18 / 32], ['q4_k_m', q4kmBpw(qwen2Cfg)]])
+      add(`qwen2-${t}-2t`, `Qwen2.5-0.5B shape (qwen2, GPT-2's vocabulary) GGUF ${t}, 128-token prompt + greedy decode, 2 threads each: wasmformer vs wllama (same file)`, 'generate',
+        WF(`gguf/qwen2-${t}.gguf`, undefined, { threads: 2, bpw, bpwHeld: true }), WLLAMA(`gguf/qwen2-${t}.gguf`, bpw, { threads: 2 }), GEN_AGREE[t],
+        { work: work.qwen2, solo: true, optIn: true });
     // encoders; agree: how far the outputs may part (embeddings: 1 − cosine; labels and answers must be the same, their
     // scores within it, relative). q8_0 and int8 round differently: a looser bound. A QA score is a product of two
     // probabilities from large random logits (about ±20): f32 rounding of the logits moves it by a few 1e-5.

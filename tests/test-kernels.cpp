@@ -9,6 +9,7 @@
 //   relative; rope: 1e-6 absolute + 1e-6 relative (the angles are the same f32 values; only the products round).
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <catch2/catch.hpp>
 #include <tuple>
 
@@ -163,6 +164,53 @@ TEST_CASE("matmul_q7 (relaxed SIMD's integer path) matches its scalar twin and f
                         }
                     }
                 }
+}
+
+TEST_CASE("matmul_u7 (relaxed SIMD's path for codes in 7 bits) computes the plain integer tile's values bit for bit", "[kernels][matmul]") {
+    // in an instance with relaxed SIMD the tile is its int8 dot product, against its scalar twin; elsewhere matmul
+    // takes the plain integer tile (gemm_q8), against which the twin is exact in wasm (g++ may fuse a multiply-add
+    // natively: 1e-6 relative there)
+    INFO("relaxed SIMD: " << wf::relaxed_simd());
+    uint32_t seed = 1300;
+    for (dtype type : {dtype::q4_0, dtype::q5_0, dtype::q4_1, dtype::q5_1, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
+        REQUIRE(wf::u7_computes(type));
+        for (int64_t M : {16, 19, 37})
+            for (int64_t K : {256, 768})
+                for (int64_t N : {1, 7, 9, 23}) {
+                    INFO("M=" << M << " K=" << K << " N=" << N << " type=" << wf::dtype_name(type));
+                    auto x = wft::random_floats(static_cast<size_t>(M * K), seed++);
+                    if (M == 19) std::fill(x.begin() + K, x.begin() + 2 * K, 0.0f);  // a zero row: d = 0
+                    const auto bias = wft::random_floats(static_cast<size_t>(N), seed++);
+                    wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), seed++, -0.5f, 0.5f), N, K, type);
+                    std::vector<float> y(static_cast<size_t>(M * N), NAN), yt(y), yp(y), part(y);
+                    wf::matmul_u7(x.data(), M, K, W.view, bias.data(), y.data(), N, 0, N);
+                    wf::matmul_u7(x.data(), M, K, W.view, bias.data(), yt.data(), N, 0, N, true);
+                    wf::matmul_u7(x.data(), M, K, W.view, bias.data(), part.data(), N, N / 2, N);  // a thread's columns
+                    wf::matmul(x.data(), M, K, W.view, bias.data(), yp.data(), N, 0, N);
+                    REQUIRE(wf::matmul_takes_u7(type, M) == wf::relaxed_simd());
+                    std::vector<float> wrow(static_cast<size_t>(K));
+                    for (int64_t n = 0; n < N; ++n) {
+                        wf::dequantize_row(W.view, n, wrow.data());
+                        for (int64_t m = 0; m < M; ++m) {
+                            const size_t i = size_t(m * N + n);
+                            REQUIRE(std::isfinite(y[i]));
+                            REQUIRE(std::memcmp(&y[i], &yt[i], 4) == 0);
+                            if (n >= N / 2) REQUIRE(std::memcmp(&part[i], &y[i], 4) == 0);
+                            else REQUIRE(std::isnan(part[i]));
+#if defined(__wasm__)
+                            REQUIRE(std::memcmp(&yp[i], &y[i], 4) == 0);
+#else
+                            REQUIRE(std::fabs(yp[i] - y[i]) <= 1e-6 * abs_dot(x.data() + m * K, wrow.data(), K) + 1e-6);
+#endif
+                        }
+                    }
+                }
+    }
+    REQUIRE_FALSE(wf::u7_computes(dtype::q8_0));
+    REQUIRE_FALSE(wf::u7_computes(dtype::iq4_nl));
+    wft::stored_matrix W8(wft::random_floats(32 * 64, 7), 32, 64, dtype::q8_0);
+    std::vector<float> x(16 * 64, 1.0f), y(16 * 32);
+    REQUIRE_THROWS_WITH(wf::matmul_u7(x.data(), 16, 64, W8.view, nullptr, y.data(), 32, 0, 32), Catch::Contains("Q8_0 codes do not fit in 7 bits"));
 }
 
 TEST_CASE("matmul writes only its column range, so threads can split the output", "[kernels][matmul]") {

@@ -62,13 +62,22 @@ float dot(const float* a, const float* b, int64_t n);
 // y += alpha·x
 void axpy(float alpha, const float* x, float* y, int64_t n);
 
-// matmul with relaxed SIMD, from 16 rows on, for q8_0 weights and the types that re-block as q8_0 (q4_0, q5_0,
-// iq4_nl): x quantized to 7 bits by quantize_q7, per block Σ q_w·q_x in int32 scaled by d_w·d_x. Its tile is relaxed
-// SIMD's int8 dot product where the instance runs it (kernels/relaxed.h), else the same packed layout in scalar code.
+// matmul with relaxed SIMD, from 16 rows on, for q8_0 weights and iq4_nl (re-blocked as q8_0): x quantized to 7
+// bits by quantize_q7, per block Σ q_w·q_x in int32 scaled by d_w·d_x. Its tile is relaxed SIMD's int8 dot product
+// where the instance runs it (kernels/relaxed.h), else the same packed layout in scalar code.
 void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                int64_t n_begin, int64_t n_end);
 // Whether matmul takes matmul_q7 for these weights and rows in this instance.
 bool matmul_takes_q7(dtype w, int64_t M);
+// matmul with relaxed SIMD, from 16 rows on, for the block types whose codes fit in 7 bits (u7_computes: q4_0, q5_0,
+// q4_1, q5_1, q3_K, q4_K, q5_K, q6_K): the weights' codes are the int8 dot product's 7-bit operand, x is quantized to
+// q8_0 as on the plain integer tile, and the results equal that tile's bit for bit (same integers, same float steps).
+// Its tile is relaxed SIMD where the instance runs it, else — or with twin — the same packed layout in scalar code.
+void matmul_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+               int64_t n_begin, int64_t n_end, bool twin = false);
+bool u7_computes(dtype w);
+// Whether matmul takes matmul_u7 for these weights and rows in this instance.
+bool matmul_takes_u7(dtype w, int64_t M);
 // n floats (a multiple of 32) per block of 32 as whole numbers in [−63, 63] (q, rounded half away from zero) at
 // scale d = amax / 63 (f32, one per block): the activations of matmul's relaxed-SIMD integer tile, whose int8 dot
 // product needs one operand in 7 bits (kernels/matmul-q8.cpp, gemm_q7).

@@ -61,10 +61,13 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
              int64_t n0, int64_t n1);
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1);
-// The same rows on activations quantized to 7 bits (quantize_q7), for relaxed SIMD's int8 dot product: q8_0 weights
-// and the types that re-block as q8_0. Its tile is relaxed SIMD where the instance runs it (kernels/relaxed.h), else
-// the layout's scalar twin; matmul takes it from 16 rows on when relaxed_simd().
+// The relaxed-SIMD tiles (matmul takes them from 16 rows on when relaxed_simd()): gemm_q7, q8_0 weights (and iq4_nl
+// re-blocked as q8_0) against activations quantized to 7 bits (quantize_q7); gemm_u7, the block types whose codes fit
+// in 7 bits against q8_0 activations, equal to gemm_q8 bit for bit. Each tile is relaxed SIMD where the instance runs
+// it (kernels/relaxed.h), else the layout's scalar twin (gemm_u7: also when twin).
 void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1);
+void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+             int64_t n0, int64_t n1, bool twin);
 
 }  // namespace wf::matmul_detail

@@ -2,7 +2,8 @@
 // q8_0 weights below 16 rows as integer dot products on W as stored (gemv_q8), and from 16 rows on an integer
 // outer-product tile on packed panels (gemm_q8) that q8_0 and the block types with exact codes share — q4_0, q5_0,
 // iq4_nl re-blocked as q8_0, q4_1 / q5_1 / q4_K / q5_K as codes with scales and minimums per 32, q3_K / q6_K as codes
-// with scales per 16.
+// with scales per 16. Where the instance runs relaxed SIMD, the same rows take its int8 dot product instead (gemm_u7
+// for the types whose codes fit in 7 bits, exactly; gemm_q7 for q8_0 and iq4_nl, on 7-bit activations).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -513,41 +514,70 @@ template <int BL>
 using q8_tile_fn = void (*)(const int16_t*, const float*, const int16_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]);
 q8_tile_fn volatile q8_tile_ptr = &q8_tile<32>, q8_tile16_ptr = &q8_tile<16>;
 
-// --- q8_0 prefill with relaxed SIMD -----------------------------------------------------------------------------
-// Where the engine runs relaxed SIMD (kernels/relaxed.h), q8_0 weights (and q4_0, q5_0, iq4_nl re-blocked as q8_0)
-// from 16 rows on take i32x4.relaxed_dot_i8x16_i7x16_add_s: 16 int8 products, summed 4 by 4 into 4 int32 lanes, per
-// instruction (x86's vpdpbusd where the CPU has AVX-VNNI), against 8 for dot_i16x8 above, and no widening to int16.
-// Its second operand must lie in [0, 127] (the engine's choice of result otherwise), so the activations are
-// quantized to 7 bits, q ∈ [−63, 63] per 32 at d = amax / 63 in f32 (quantize_q7), and stored as q + 64; the panel
-// carries −64·Σw per block and column, which is where the tile's int32 sums start, so that they end at Σ w·q exactly.
+// --- prefill with relaxed SIMD -----------------------------------------------------------------------------------
+// Where the engine runs relaxed SIMD (kernels/relaxed.h), the integer tile takes i32x4.relaxed_dot_i8x16_i7x16_add_s:
+// 16 int8 products, summed 4 by 4 into 4 int32 lanes, per instruction (x86's vpdpbusd where the CPU has AVX-VNNI),
+// against 8 for dot_i16x8 above, and no widening to int16. Its second operand must lie in [0, 127] (the engine's
+// choice of result otherwise), so one side of every product is made 7-bit:
+// - gemm_u7, the block types whose codes are small (q4_0, q5_0, q4_1, q5_1, q3_K … q6_K: codes in [−32, 31]): the
+//   weights, stored code + 64; the activations stay q8_0 as the plain tile has them, and the tile's int32 sums start
+//   at −64·Σq_x per block of the weights' scales, so they end at Σ code·q_x exactly — the plain tile's integers, the
+//   same float steps after them: the same results bit for bit, at the relaxed instruction's speed.
+// - gemm_q7, q8_0 (and iq4_nl, re-blocked as q8_0): the weights need all 8 bits, so the activations are quantized to
+//   7 bits instead, q ∈ [−63, 63] per 32 at d = amax / 63 in f32 (quantize_q7), stored as q + 64; the panel carries
+//   −64·Σw per block and column. Results move within that coarser rounding of x.
 // Both packings put, per quad of k, 4 columns' (or the group's 4 rows') 4 int8 side by side in one vector: the tile
 // splats a row's quad with one v128.load32_splat and multiplies it with 4 columns' quads.
 constexpr int q7_offset = 64;
 
-struct q7_row_groups {
-    std::vector<uint8_t> q;  // per group and block: 8 quads × 4 rows × 4 bytes (q + 64)
-    std::vector<float> d;    // per group and block: the 4 rows' scales (0 for a padding row)
+// Rows of x quantized per 32 and packed by groups of 4 rows for the relaxed tiles: per group and block, 8 quads × 4
+// rows × 4 bytes. seven_bit (gemm_q7): quantize_q7, stored q + 64. Otherwise (gemm_u7): quantize_q8_0, as the plain
+// tile does, stored as is, with per BL values (the weights' scale block, 32 or 16) −64·Σq (corr), and per 32 d·Σq
+// (s: the minimums' term, see add_minimums).
+struct quad_row_groups {
+    std::vector<int8_t> q;
+    std::vector<float> d, s;  // per group and block: the 4 rows' scales (0 for a padding row), d·Σq
+    std::vector<int32_t> corr;  // per group and BL values: the 4 rows' −64·Σq
     std::vector<int8_t> codes;
     std::vector<float> scales;
-    void set(const float* x, int64_t M, int64_t ldx, int64_t K) {
-        const int64_t nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
+    std::vector<block_q8_0> blocks;
+    void set(const float* x, int64_t M, int64_t ldx, int64_t K, bool seven_bit, int64_t BL) {
+        const int64_t nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr, ns = K / BL;
         codes.resize(size_t(q8_mr * K));
         scales.resize(size_t(q8_mr * nb));
+        blocks.resize(size_t(nb));
         q.resize(size_t(groups * q8_mr * K));
         d.resize(size_t(groups * nb * q8_mr));
+        s.resize(seven_bit ? 0 : d.size());
+        corr.resize(seven_bit ? 0 : size_t(groups * ns * q8_mr));
         for (int64_t g = 0; g < groups; ++g) {
             const int64_t rows = std::min(q8_mr, M - g * q8_mr);
             for (int64_t r = 0; r < q8_mr; ++r) {
                 int8_t* c = codes.data() + r * K;
-                if (r < rows) quantize_q7(x + (g * q8_mr + r) * ldx, K, c, scales.data() + r * nb);
-                else std::fill(c, c + K, int8_t(0)), std::fill_n(scales.data() + r * nb, nb, 0.0f);
-                for (int64_t k = 0; k < K; ++k) c[k] = int8_t(c[k] + q7_offset);  // [1, 127]
+                float* sc = scales.data() + r * nb;
+                if (r >= rows) {
+                    std::fill(c, c + K, int8_t(seven_bit ? q7_offset : 0)), std::fill_n(sc, nb, 0.0f);
+                } else if (seven_bit) {
+                    quantize_q7(x + (g * q8_mr + r) * ldx, K, c, sc);
+                    for (int64_t k = 0; k < K; ++k) c[k] = int8_t(c[k] + q7_offset);  // [1, 127]
+                } else {
+                    quantize_q8_0(x + (g * q8_mr + r) * ldx, K, blocks.data());
+                    for (int64_t b = 0; b < nb; ++b) sc[b] = f16_to_f32(blocks[size_t(b)].d), std::memcpy(c + b * q8_block, blocks[size_t(b)].q, q8_block);
+                }
             }
-            uint8_t* out = q.data() + g * q8_mr * K;
-            for (int64_t b = 0; b < nb; ++b) {
-                for (int64_t t = 0; t < q8_block / 4; ++t)
-                    for (int64_t r = 0; r < q8_mr; ++r) std::memcpy(out + ((b * 8 + t) * q8_mr + r) * 4, codes.data() + r * K + b * q8_block + t * 4, 4);
-                for (int64_t r = 0; r < q8_mr; ++r) d[size_t((g * nb + b) * q8_mr + r)] = scales[size_t(r * nb + b)];
+            int8_t* out = q.data() + g * q8_mr * K;
+            for (int64_t t = 0; t < K / 4; ++t)
+                for (int64_t r = 0; r < q8_mr; ++r) std::memcpy(out + (t * q8_mr + r) * 4, codes.data() + r * K + t * 4, 4);
+            for (int64_t r = 0; r < q8_mr; ++r) {
+                for (int64_t b = 0; b < nb; ++b) d[size_t((g * nb + b) * q8_mr + r)] = scales[size_t(r * nb + b)];
+                if (seven_bit) continue;
+                const auto sum = [&](int64_t k0, int64_t n) {
+                    int32_t v = 0;
+                    for (int64_t k = k0; k < k0 + n; ++k) v += codes[size_t(r * K + k)];
+                    return v;
+                };
+                for (int64_t b = 0; b < ns; ++b) corr[size_t((g * ns + b) * q8_mr + r)] = -q7_offset * sum(b * BL, BL);
+                for (int64_t b = 0; b < nb; ++b) s[size_t((g * nb + b) * q8_mr + r)] = d[size_t((g * nb + b) * q8_mr + r)] * float(sum(b * q8_block, q8_block));
             }
         }
     }
@@ -570,51 +600,109 @@ void pack_q7_panel(const matrix_view& Wm, int64_t n, int64_t cols, int8_t* q, in
     }
 }
 
-// One group of 4 rows (xg: its packed quads, dg: its scales) against one panel: out[r][j] = Σ_blocks d_x·d_w·(q_x·q_w).
-using q7_tile_fn = void (*)(const uint8_t*, const float*, const int8_t*, const int32_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]);
+// One group of 4 rows (xg: its packed quads, dg: its scales per 32) against one panel (q: its quads, d: its scales
+// per BL): out[r][j] = Σ_blocks d_x·d_w·(q_x·q_w). x7 (gemm_q7): x is the 7-bit operand, corr per block and column;
+// else (gemm_u7) W is, corr per block and row.
+using quad_tile_fn = void (*)(const int8_t*, const float*, const int8_t*, const int32_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]);
 
 // The scalar twin of the layout (native builds, and wasm without relaxed SIMD, which never take this path but test it).
-void q7_tile_scalar(const uint8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb, float (&out)[q8_mr][q8_nr]) {
+template <bool x7, int BL>
+void quad_tile_scalar(const int8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb, float (&out)[q8_mr][q8_nr]) {
     for (int r = 0; r < q8_mr; ++r)
         for (int64_t j = 0; j < q8_nr; ++j) {
             float acc = 0;
             for (int64_t b = 0; b < nb; ++b) {
-                int32_t is = corr[b * q8_nr + j];
-                for (int64_t t = 0; t < q8_block / 4; ++t)
-                    for (int i = 0; i < 4; ++i)
-                        is += int32_t(q[(b * 8 + t) * 32 + (j / 4) * 16 + (j % 4) * 4 + i]) * int32_t(xg[((b * 8 + t) * q8_mr + r) * 4 + i]);
-                acc += float(is) * (d[b * q8_nr + j] * dg[b * q8_mr + r]);
+                int32_t is = x7 ? corr[b * q8_nr + j] : corr[b * q8_mr + r];
+                for (int64_t t = b * BL / 4; t < (b + 1) * BL / 4; ++t)
+                    for (int i = 0; i < 4; ++i) {
+                        const int8_t w = q[t * 32 + (j / 4) * 16 + (j % 4) * 4 + i], xv = xg[(t * q8_mr + r) * 4 + i];
+                        is += x7 ? int32_t(w) * int32_t(uint8_t(xv)) : int32_t(uint8_t(w)) * int32_t(xv);
+                    }
+                acc += float(is) * (d[b * q8_nr + j] * dg[b * BL / q8_block * q8_mr + r]);
             }
             out[r][j] = acc;
         }
 }
 
 #if defined(__wasm_simd128__)
-[[gnu::noinline]] void q7_tile_relaxed(const uint8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb,
-                                       float (&out)[q8_mr][q8_nr]) {
+template <bool x7, int BL>
+[[gnu::noinline]] void quad_tile_relaxed(const int8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb,
+                                         float (&out)[q8_mr][q8_nr]) {
     vi facc[q8_mr][2];
     for (int r = 0; r < q8_mr; ++r) facc[r][0] = facc[r][1] = vf_zero();
     for (int64_t b = 0; b < nb; ++b) {
-        const vi c0 = vi_load(corr + b * q8_nr), c1 = vi_load(corr + b * q8_nr + 4);
         vi iacc[q8_mr][2];
-        for (int r = 0; r < q8_mr; ++r) iacc[r][0] = c0, iacc[r][1] = c1;
-        const uint8_t* xp = xg + b * q8_block * q8_mr;
-        const uint8_t* const xe = xp + q8_block * q8_mr;
-        for (const int8_t* wp = q + b * q8_block * q8_nr; xp != xe; xp += 4 * q8_mr, wp += 4 * q8_nr) {
+        if constexpr (x7) {
+            const vi c0 = vi_load(corr + b * q8_nr), c1 = vi_load(corr + b * q8_nr + 4);
+            for (int r = 0; r < q8_mr; ++r) iacc[r][0] = c0, iacc[r][1] = c1;
+        } else {
+            for (int r = 0; r < q8_mr; ++r) iacc[r][0] = iacc[r][1] = vi_splat32(corr + b * q8_mr + r);
+        }
+        const int8_t* xp = xg + b * BL * q8_mr;
+        const int8_t* const xe = xp + BL * q8_mr;
+        for (const int8_t* wp = q + b * BL * q8_nr; xp != xe; xp += 4 * q8_mr, wp += 4 * q8_nr) {
             const vi w0 = vi_load(wp), w1 = vi_load(wp + 16);
             for (int r = 0; r < q8_mr; ++r) {
                 const vi xs = vi_splat32(xp + 4 * r);
-                iacc[r][0] = wf_relaxed_dot_i8x16_i7x16_add_s(w0, xs, iacc[r][0]);
-                iacc[r][1] = wf_relaxed_dot_i8x16_i7x16_add_s(w1, xs, iacc[r][1]);
+                iacc[r][0] = x7 ? wf_relaxed_dot_i8x16_i7x16_add_s(w0, xs, iacc[r][0]) : wf_relaxed_dot_i8x16_i7x16_add_s(xs, w0, iacc[r][0]);
+                iacc[r][1] = x7 ? wf_relaxed_dot_i8x16_i7x16_add_s(w1, xs, iacc[r][1]) : wf_relaxed_dot_i8x16_i7x16_add_s(xs, w1, iacc[r][1]);
             }
         }
-        scale_block(facc, iacc, d + b * q8_nr, dg + b * q8_mr);
+        scale_block(facc, iacc, d + b * q8_nr, dg + b * BL / q8_block * q8_mr);
     }
     store_facc(facc, out);
 }
-// through a pointer for the reason q8_tile_ptr gives
-q7_tile_fn volatile q7_tile_relaxed_ptr = &q7_tile_relaxed;
+// through pointers for the reason q8_tile_ptr gives
+quad_tile_fn volatile q7_tile_relaxed_ptr = &quad_tile_relaxed<true, 32>, u7_tile_relaxed_ptr = &quad_tile_relaxed<false, 32>,
+                      u7_tile16_relaxed_ptr = &quad_tile_relaxed<false, 16>;
 #endif
+
+// The tile of a relaxed path: the instruction where the instance runs it, else (or asked for: twin) the scalar twin.
+quad_tile_fn quad_tile(bool x7, int64_t BL, bool twin) {
+#if defined(__wasm_simd128__)
+    if (!twin && relaxed_simd()) return x7 ? q7_tile_relaxed_ptr : BL == 16 ? u7_tile16_relaxed_ptr : u7_tile_relaxed_ptr;
+#else
+    (void)twin;
+#endif
+    return x7 ? &quad_tile_scalar<true, 32> : BL == 16 ? &quad_tile_scalar<false, 16> : &quad_tile_scalar<false, 32>;
+}
+
+// Column j of gemm_u7's panel: per quad of k, 2 vectors of 16 bytes (columns 0–3, then 4–7), each code + 64. A quad
+// is one 32-bit word, worked on with no carry or borrow between its bytes.
+inline void put_quad(int8_t* panel, int64_t t, int64_t j, uint32_t v) { std::memcpy(panel + t * 32 + (j / 4) * 16 + (j % 4) * 4, &v, 4); }
+
+// K codes in [−64, 63] (null: a missing column, zero codes): code + 64 = ((code + 128) mod 256) − 64, byte by byte.
+void pack_u7_column(const int8_t* q, int64_t K, int64_t j, int8_t* panel) {
+    for (int64_t t = 0; t < K / 4; ++t) {
+        uint32_t v = 0;
+        if (q) std::memcpy(&v, q + 4 * t, 4);
+        put_quad(panel, t, j, (v ^ 0x80808080u) - 0x40404040u);
+    }
+}
+
+// q4_0 and q5_0 rows straight from their blocks (per block its scale in d): byte i of qs holds elements i (low nibble)
+// and 16 + i (high), q5_0's fifth bit of element e is bit e of qh; code + 64 − offset (8 or 16) fits a byte.
+void q45_0_column(const uint8_t* row, int64_t K, bool five, int64_t j, int8_t* panel, float* d) {
+    const int64_t bytes = five ? 22 : 18;
+    // 4 bits n → byte i gets 16 where bit i of n is set (n·0x204081 puts bit i at bit 8i: the 4 copies do not overlap)
+    const auto spread = [](uint32_t n) { return ((n * 0x00204081u) & 0x01010101u) << 4; };
+    const uint32_t add = five ? 0x30303030u : 0x38383838u;
+    for (int64_t b = 0; b < K / q8_block; ++b) {
+        const uint8_t* blk = row + b * bytes;
+        const uint8_t* qs = blk + (five ? 6 : 2);
+        uint32_t qh = 0;
+        if (five) std::memcpy(&qh, blk + 2, 4);
+        d[b] = scale_f16(blk);
+        for (int64_t t = 0; t < 4; ++t) {
+            uint32_t w;
+            std::memcpy(&w, qs + 4 * t, 4);
+            uint32_t lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu;
+            if (five) lo |= spread(qh >> (4 * t) & 0xF), hi |= spread(qh >> (16 + 4 * t) & 0xF);
+            put_quad(panel, b * 8 + t, j, lo + add);
+            put_quad(panel, b * 8 + 4 + t, j, hi + add);
+        }
+    }
+}
 
 }  // namespace
 
@@ -689,8 +777,8 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols, nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
-    thread_local q7_row_groups xq;
-    xq.set(x, M, ldx, K);
+    thread_local quad_row_groups xq;
+    xq.set(x, M, ldx, K, true, q8_block);
     thread_local std::vector<int8_t> panel;
     thread_local std::vector<int32_t> corr;
     thread_local std::vector<float> dw;
@@ -701,11 +789,7 @@ void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     const auto to_q8 = Wm.type == dtype::q8_0 ? nullptr : traits(Wm.type).to_q8_0;
     const int64_t q8_row = row_bytes(dtype::q8_0, K);
     if (to_q8) reblocked.resize(size_t(q8_nr * q8_row));
-#if defined(__wasm_simd128__)
-    const q7_tile_fn tile = relaxed_simd() ? q7_tile_relaxed_ptr : &q7_tile_scalar;
-#else
-    const q7_tile_fn tile = &q7_tile_scalar;
-#endif
+    const quad_tile_fn tile = quad_tile(true, q8_block, false);
     for (int64_t n = n0; n < n1; n += q8_nr) {
         const int64_t cols = std::min(q8_nr, n1 - n);
         if (to_q8) {
@@ -724,6 +808,53 @@ void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     }
 }
 
+void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+             int64_t n0, int64_t n1, bool twin) {
+    const int64_t K = Wm.n_cols, nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
+    // the panel's rows: q4_0, q5_0 from their blocks; q3_K, q6_K as codes with a scale per 16; q4_1, q5_1, q4_K, q5_K
+    // as codes with a scale and a minimum per 32
+    const bool q45_0 = Wm.type == dtype::q4_0 || Wm.type == dtype::q5_0;
+    const auto to_codes = codes32_decoder(Wm.type);
+    const auto to_codes16 = codes16_decoder(Wm.type);
+    const int64_t BL = to_codes16 ? 16 : q8_block, ns = K / BL;
+    thread_local quad_row_groups xq;
+    xq.set(x, M, ldx, K, false, BL);
+    thread_local std::vector<int8_t> panel, cq;
+    thread_local std::vector<float> dw, mw, cd, cm;
+    panel.resize(size_t(K * q8_nr));
+    cq.resize(size_t(K));
+    cd.resize(size_t(q8_nr * ns));
+    dw.resize(size_t(ns * q8_nr));
+    if (to_codes) cm.resize(size_t(q8_nr * nb)), mw.resize(size_t(nb * q8_nr));
+    const quad_tile_fn tile = quad_tile(false, BL, twin);
+    for (int64_t n = n0; n < n1; n += q8_nr) {
+        const int64_t cols = std::min(q8_nr, n1 - n);
+        for (int64_t j = 0; j < q8_nr; ++j) {
+            if (j >= cols) {
+                pack_u7_column(nullptr, K, j, panel.data());
+                continue;
+            }
+            if (q45_0) {
+                q45_0_column(Wm.row(n + j), K, Wm.type == dtype::q5_0, j, panel.data(), cd.data() + j * ns);
+                continue;
+            }
+            if (to_codes16) to_codes16(Wm.row(n + j), cq.data(), cd.data() + j * ns, K);
+            else to_codes(Wm.row(n + j), cq.data(), cd.data() + j * ns, cm.data() + j * ns, K);
+            pack_u7_column(cq.data(), K, j, panel.data());
+        }
+        panel_values(cd.data(), ns, cols, dw.data());
+        if (to_codes) panel_values(cm.data(), ns, cols, mw.data());
+        for (int64_t g = 0; g < groups; ++g) {
+            float out[q8_mr][q8_nr];
+            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), xq.corr.data() + g * ns * q8_mr, dw.data(), ns, out);
+            if (to_codes) add_minimums(mw.data(), xq.s.data() + g * nb * q8_mr, nb, out);
+            const int64_t rows = std::min(q8_mr, M - g * q8_mr);
+            for (int64_t r = 0; r < rows; ++r)
+                for (int64_t j = 0; j < cols; ++j) y[(g * q8_mr + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
+        }
+    }
+}
+
 }  // namespace wf::matmul_detail
 
 namespace wf {
@@ -732,6 +863,26 @@ void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, con
                int64_t n_begin, int64_t n_end) {
     if (W.type != dtype::q8_0 && !traits(W.type).to_q8_0) throw error(std::string("matmul_q7: ") + dtype_name(W.type) + " weights do not re-block as q8_0");
     if (M > 0 && n_begin < n_end) matmul_detail::gemm_q7(x, M, ldx, W, bias, y, ldy, n_begin, n_end);
+}
+
+bool u7_computes(dtype t) {
+    switch (t) {
+    case dtype::q4_0:
+    case dtype::q5_0:
+    case dtype::q4_1:
+    case dtype::q5_1:
+    case dtype::q3_k:
+    case dtype::q4_k:
+    case dtype::q5_k:
+    case dtype::q6_k: return true;
+    default: return false;
+    }
+}
+
+void matmul_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+               int64_t n_begin, int64_t n_end, bool twin) {
+    if (!u7_computes(W.type)) throw error(std::string("matmul_u7: ") + dtype_name(W.type) + " codes do not fit in 7 bits");
+    if (M > 0 && n_begin < n_end) matmul_detail::gemm_u7(x, M, ldx, W, bias, y, ldy, n_begin, n_end, twin);
 }
 
 void prefill_codes(dtype t, const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {

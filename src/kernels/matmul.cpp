@@ -19,7 +19,8 @@
 // 16: codes with a scale per 16, on the tile that scales every 16 values); q4_K, q5_K and q6_K rows are decoded to
 // codes in vectors (k45_codes, q6_codes). q2_K (a minimum per 16) is widened to f32
 // by gemm_packed a panel segment at a time (widen_segment) — each weight once per call, never the whole matrix — and
-// runs as f32.
+// runs as f32. Where the instance runs relaxed SIMD (Chromium), the integer tile's rows from 16 on take its int8 dot
+// product (matmul-q8.cpp: gemm_u7, the 4–6-bit types bit for bit as gemm_q8; gemm_q7, q8_0 and iq4_nl on 7-bit x).
 // The integer paths (gemv_q8, gemm_q8 and what they need) are in matmul-q8.cpp; matmul-paths.h has what both share.
 #include <algorithm>
 #include <cmath>
@@ -384,14 +385,24 @@ path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p
               p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
-bool matmul_takes_q7(dtype w, int64_t M) { return M >= kQ8TileRows && (w == dtype::q8_0 || traits(w).to_q8_0) && relaxed_simd(); }
+bool matmul_takes_u7(dtype w, int64_t M) { return M >= kQ8TileRows && u7_computes(w) && relaxed_simd(); }
+bool matmul_takes_q7(dtype w, int64_t M) { return M >= kQ8TileRows && (w == dtype::q8_0 || traits(w).to_q8_0) && !u7_computes(w) && relaxed_simd(); }
+
+namespace {
+void gemm_u7_path(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
+    matmul_detail::gemm_u7(x, M, ldx, Wm, bias, y, ldy, n0, n1, false);
+}
+path volatile p_gemm_u7 = &gemm_u7_path;
+}  // namespace
 
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end) {
     if (M <= 0 || n_begin >= n_end) return;
     path f = nullptr;
     if (M < 16 && gemv_quant_computes(Wm.type)) f = p_gemv_quant;
-    // with relaxed SIMD, q8_0 and the types that re-block as q8_0 on its int8 dot product (7-bit activations)
+    // with relaxed SIMD, on its int8 dot product: the types whose codes fit in 7 bits as the plain tile computes them,
+    // q8_0 and iq4_nl on 7-bit activations
+    else if (matmul_takes_u7(Wm.type, M)) f = p_gemm_u7;
     else if (matmul_takes_q7(Wm.type, M)) f = p_gemm_q7;
     else if (Wm.type == dtype::q8_0) f = M >= kQ8TileRows ? p_gemm_q8 : p_gemv_q8;
     // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1, q4_K, q5_K as codes and minimums;
