@@ -21,7 +21,7 @@ test('the tarballs hold what users need and nothing else', () => {
     assert.match(files, new RegExp(`package/${f.replace('.', '\\.')}`), f);
   assert.doesNotMatch(files, /package\/(src|tests|tools|build|models|examples|packages)\//);
   assert.doesNotMatch(files, /\.gguf/);
-  // two wasm builds (single-thread and pthreads, about 423 and 428 KB gzipped each by zlib), their relaxed-SIMD twins
+  // two wasm builds (single-thread and pthreads, about 428 and 434 KB gzipped each by zlib), their relaxed-SIMD twins
   // (a page downloads one of the four) and the single-file build for offline sites (the wasm inlined as base64); the
   // bound catches a stray file or a debug build
   assert.ok(statSync(runtime).size < 2_600_000, `runtime tarball is ${statSync(runtime).size} bytes`);
