@@ -158,7 +158,11 @@ async function workloads() {
 
 // ------------------------------------------------------------------------------------------------- the rows
 // a: wasmformer; b: the peer (or wasmformer on one thread). bpw: bytes per matrix weight that decode reads.
-const WF = (model, dtype, extra = {}) => ({ engine: 'wasmformer', model, dtype, ...extra });
+// --relaxed-simd false: the plain SIMD128 build where the relaxed one would load (true: require it); the rows' "how each
+// engine ran" lines say which ran
+const relaxedSimd = opt('--relaxed-simd');
+if (relaxedSimd && !['true', 'false'].includes(relaxedSimd)) throw new Error(`--relaxed-simd ${relaxedSimd}: true or false`);
+const WF = (model, dtype, extra = {}) => ({ engine: 'wasmformer', model, dtype, ...(relaxedSimd ? { relaxedSimd: relaxedSimd === 'true' } : {}), ...extra });
 const ORT = (model, bpw) => ({ engine: 'ort', model, bpw });
 const WLLAMA = (model, bpw, extra = {}) => ({ engine: 'wllama', model, bpw, ...extra });
 // GGUF generation rows: greedy tokens and their log-probabilities compared (measure.mjs, generationAgreement) within

@@ -285,7 +285,7 @@ const engines = {
   async wasmformer(spec, w, ctx) {
     const { FillMask, pipeline } = ctx.wasmformer;
     // cache: false — browsers would keep every model in the Cache API, writing gigabytes to disk beside the timings
-    const opts = { threads: spec.threads ?? 1, cache: false, ...(spec.dtype ? { dtype: spec.dtype } : {}) };
+    const opts = { threads: spec.threads ?? 1, cache: false, ...(spec.dtype ? { dtype: spec.dtype } : {}), ...(spec.relaxedSimd !== undefined ? { relaxedSimd: spec.relaxedSimd } : {}) };
     const source = ctx.source(spec.model);
     const info = {};
     const seen = (timings) => Object.assign(info, { threads: timings.threads, threading: timings.simd ? `${timings.threading}; ${timings.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'}` : timings.threading });
