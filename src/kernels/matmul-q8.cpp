@@ -583,6 +583,16 @@ struct quad_row_groups {
     }
 };
 
+// Column j's codes k = 4t … 4t + 3 (one 32-bit word) in the relaxed tiles' panels: per quad of k, 2 vectors of 16
+// bytes, columns 0–3, then 4–7.
+inline void put_quad(int8_t* panel, int64_t t, int64_t j, uint32_t v) { std::memcpy(panel + t * 32 + (j / 4) * 16 + (j % 4) * 4, &v, 4); }
+
+// A tile's results for a group's rows and a panel's columns: y = out + bias.
+inline void store_rows(const float (&out)[q8_mr][q8_nr], int64_t rows, int64_t cols, const float* bias, float* y, int64_t ldy) {
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < cols; ++j) y[r * ldy + j] = out[r][j] + (bias ? bias[j] : 0.0f);
+}
+
 // Columns n … n + cols − 1 (cols ≤ 8; missing ones are zero) of q8_0 rows as the tile reads them: per block, 8 quads
 // × 2 vectors of 16 int8 (columns 0–3, then 4–7); per block the 8 columns' −64·Σw (corr) and scales (d).
 void pack_q7_panel(const matrix_view& Wm, int64_t n, int64_t cols, int8_t* q, int32_t* corr, float* d) {
@@ -595,7 +605,11 @@ void pack_q7_panel(const matrix_view& Wm, int64_t n, int64_t cols, int8_t* q, in
             if (blk) std::memcpy(w, blk + 2, q8_block);
             d[b * q8_nr + j] = blk ? scale_f16(blk) : 0.0f;
             corr[b * q8_nr + j] = -q7_offset * std::accumulate(w, w + q8_block, int32_t(0));
-            for (int64_t t = 0; t < q8_block / 4; ++t) std::memcpy(q + (b * 8 + t) * 32 + (j / 4) * 16 + (j % 4) * 4, w + t * 4, 4);
+            for (int64_t t = 0; t < q8_block / 4; ++t) {
+                uint32_t v;
+                std::memcpy(&v, w + t * 4, 4);
+                put_quad(q, b * 8 + t, j, v);
+            }
         }
     }
 }
@@ -667,10 +681,8 @@ quad_tile_fn quad_tile(bool x7, int64_t BL, bool twin) {
     return x7 ? &quad_tile_scalar<true, 32> : BL == 16 ? &quad_tile_scalar<false, 16> : &quad_tile_scalar<false, 32>;
 }
 
-// Column j of gemm_u7's panel: per quad of k, 2 vectors of 16 bytes (columns 0–3, then 4–7), each code + 64. A quad
-// is one 32-bit word, worked on with no carry or borrow between its bytes.
-inline void put_quad(int8_t* panel, int64_t t, int64_t j, uint32_t v) { std::memcpy(panel + t * 32 + (j / 4) * 16 + (j % 4) * 4, &v, 4); }
-
+// Column j of gemm_u7's panel: each code + 64, a quad of k at a time (put_quad), worked on as one 32-bit word with no
+// carry or borrow between its bytes.
 // K codes in [−64, 63] (null: a missing column, zero codes): code + 64 = ((code + 128) mod 256) − 64, byte by byte.
 void pack_u7_column(const int8_t* q, int64_t K, int64_t j, int8_t* panel) {
     for (int64_t t = 0; t < K / 4; ++t) {
@@ -768,8 +780,7 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
                     continue;
                 }
             }
-            for (int64_t r = 0; r < rows; ++r)
-                for (int64_t j = 0; j < cols; ++j) y[(g * q8_mr + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
+            store_rows(out, rows, cols, bias ? bias + n : nullptr, y + g * q8_mr * ldy + n, ldy);
         }
     }
 }
@@ -801,9 +812,7 @@ void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         for (int64_t g = 0; g < groups; ++g) {
             float out[q8_mr][q8_nr];
             tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), corr.data(), dw.data(), nb, out);
-            const int64_t rows = std::min(q8_mr, M - g * q8_mr);
-            for (int64_t r = 0; r < rows; ++r)
-                for (int64_t j = 0; j < cols; ++j) y[(g * q8_mr + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
+            store_rows(out, std::min(q8_mr, M - g * q8_mr), cols, bias ? bias + n : nullptr, y + g * q8_mr * ldy + n, ldy);
         }
     }
 }
@@ -848,9 +857,7 @@ void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
             float out[q8_mr][q8_nr];
             tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), xq.corr.data() + g * ns * q8_mr, dw.data(), ns, out);
             if (to_codes) add_minimums(mw.data(), xq.s.data() + g * nb * q8_mr, nb, out);
-            const int64_t rows = std::min(q8_mr, M - g * q8_mr);
-            for (int64_t r = 0; r < rows; ++r)
-                for (int64_t j = 0; j < cols; ++j) y[(g * q8_mr + r) * ldy + n + j] = out[r][j] + (bias ? bias[n + j] : 0.0f);
+            store_rows(out, std::min(q8_mr, M - g * q8_mr), cols, bias ? bias + n : nullptr, y + g * q8_mr * ldy + n, ldy);
         }
     }
 }
@@ -865,19 +872,8 @@ void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, con
     if (M > 0 && n_begin < n_end) matmul_detail::gemm_q7(x, M, ldx, W, bias, y, ldy, n_begin, n_end);
 }
 
-bool u7_computes(dtype t) {
-    switch (t) {
-    case dtype::q4_0:
-    case dtype::q5_0:
-    case dtype::q4_1:
-    case dtype::q5_1:
-    case dtype::q3_k:
-    case dtype::q4_k:
-    case dtype::q5_k:
-    case dtype::q6_k: return true;
-    default: return false;
-    }
-}
+// q4_0, q5_0 (codes − offset in [−16, 15]) and the types with codes per 32 or 16 (dtype.h: within [−32, 31])
+bool u7_computes(dtype t) { return t == dtype::q4_0 || t == dtype::q5_0 || traits(t).to_codes32 || traits(t).to_codes16; }
 
 void matmul_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                int64_t n_begin, int64_t n_end, bool twin) {
