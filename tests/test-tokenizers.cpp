@@ -274,6 +274,48 @@ TEST_CASE("NFC equals Python's unicodedata on every decomposable character and o
     REQUIRE((out[3].c == 0x093C && out[3].begin == 6 && out[3].end == 9));
 }
 
+namespace wf::unicode::tables {
+extern const uint64_t digests[4];  // src/core/unicode-tables.cpp: hashed by the generator from the UCD's own files
+}
+
+TEST_CASE("The packed Unicode tables unpack to what the UCD says of every code point", "[tokenizers][unicode]") {
+    // FNV-1a over 4-byte little-endian values, as tools/unicode/gen-unicode-tables.py hashes them
+    struct fnv {
+        uint64_t h = 0xCBF29CE484222325u;
+        void operator()(uint32_t v) {
+            for (int k = 0; k < 4; ++k) h = (h ^ ((v >> (8 * k)) & 0xFF)) * 0x100000001B3u;
+        }
+    } category, ccc, lower, decomp;
+    std::u32string out;
+    for (char32_t c = 0; c < 0x110000; ++c) {
+        category(wf::unicode::general_category(c));
+        ccc(wf::unicode::combining_class(c));
+        out.clear();
+        wf::unicode::to_lower(c, out);
+        for (char32_t x : out) lower(x);
+        lower(0xFFFFFFFF);
+        if (c >= 0xAC00 && c < 0xAC00 + 11172) continue;  // Hangul syllables: decomposed algorithmically
+        out.clear();
+        wf::unicode::decompose(c, out);
+        for (char32_t x : out) decomp(x);
+        decomp(0xFFFFFFFF);
+    }
+    CHECK(category.h == wf::unicode::tables::digests[0]);
+    CHECK(ccc.h == wf::unicode::tables::digests[1]);
+    CHECK(lower.h == wf::unicode::tables::digests[2]);
+    CHECK(decomp.h == wf::unicode::tables::digests[3]);
+    // spot checks the hashes cannot explain
+    REQUIRE(wf::unicode::general_category(0x0416) == wf::unicode::Lu);  // Ж
+    REQUIRE(wf::unicode::general_category(0x10FFFD) == wf::unicode::Co);
+    REQUIRE(wf::unicode::combining_class(0x0301) == 230);
+    out.clear();
+    wf::unicode::to_lower(0x0130, out);  // İ → i + combining dot above
+    REQUIRE(out == std::u32string{U'i', 0x0307});
+    out.clear();
+    wf::unicode::decompose(0x1E08, out);  // Ḉ → C + cedilla + acute
+    REQUIRE(out == std::u32string{U'C', 0x0327, 0x0301});
+}
+
 TEST_CASE("A byte-level BPE tokenizer.json with an NFC normalizer composes the text; offsets stay the text's own", "[tokenizers]") {
     const wf::json pre = {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
     auto with = [&](const wf::json& normalizer) {

@@ -1,44 +1,117 @@
 #include "core/unicode.h"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 namespace wf::unicode {
 
 namespace tables {
-extern const uint32_t category_starts[];
-extern const uint8_t category_values[];
-extern const int category_runs;
-extern const uint32_t ccc_starts[];
-extern const uint8_t ccc_values[];
-extern const int ccc_runs;
+// src/core/unicode-tables.cpp, packed by tools/unicode/gen-unicode-tables.py (its docstring has the format)
+extern const uint8_t category_packed[], ccc_packed[], decomp_packed[], lower_packed[], compose_packed[];
 extern const uint32_t white_space[][2];
 extern const int white_space_ranges;
-extern const uint32_t decomp_keys[];
-extern const uint16_t decomp_offsets[];
-extern const uint32_t decomp_pool[];
-extern const int decomp_count;
-extern const uint32_t lower_keys[];
-extern const uint16_t lower_offsets[];
-extern const uint32_t lower_pool[];
-extern const int lower_count;
-extern const uint32_t compose_pairs[][3];
-extern const int compose_count;
 }  // namespace tables
 
 namespace {
-template <class V>
-V run_lookup(const uint32_t* starts, const V* values, int n, char32_t c) {
-    const auto it = std::upper_bound(starts, starts + n, uint32_t(c));
-    return it == starts ? V(0) : values[(it - starts) - 1];
-}
+// The packed tables' numbers: LEB128 varints, signed ones zigzag-coded. The data is the generator's own, so a
+// read never runs past it.
+struct reader {
+    const uint8_t* p;
+    uint32_t varint() {
+        uint32_t n = 0;
+        for (int shift = 0;; shift += 7) {
+            const uint8_t b = *p++;
+            n |= uint32_t(b & 0x7F) << shift;
+            if (b < 0x80) return n;
+        }
+    }
+    int32_t zigzag() {
+        const uint32_t n = varint();
+        return int32_t(n >> 1) ^ -int32_t(n & 1);
+    }
+};
 
-bool mapped(const uint32_t* keys, const uint16_t* offs, const uint32_t* pool, int n, char32_t c, std::u32string& out) {
-    const auto it = std::lower_bound(keys, keys + n, uint32_t(c));
-    if (it == keys + n || *it != uint32_t(c)) return false;
-    const auto i = it - keys;
-    for (int j = offs[i]; j < offs[i + 1]; ++j) out.push_back(char32_t(pool[j]));
-    return true;
+// A property constant over runs of code points: values[i] from starts[i] up to the next start.
+struct runs {
+    std::vector<uint32_t> starts;
+    std::vector<uint8_t> values;
+    explicit runs(const uint8_t* packed) {
+        reader r{packed};
+        const uint32_t n = r.varint();
+        starts.resize(n);
+        values.resize(n);
+        uint32_t start = 0;
+        for (auto& s : starts) s = start += r.varint();
+        for (auto& v : values) v = uint8_t(r.varint());
+    }
+    uint8_t operator()(char32_t c) const {
+        const auto it = std::upper_bound(starts.begin(), starts.end(), uint32_t(c));
+        return it == starts.begin() ? 0 : values[size_t(it - starts.begin()) - 1];
+    }
+};
+
+// Code point → code points (a decomposition, a lowercase mapping): keys sorted, the i-th key's mapping is
+// pool[offsets[i], offsets[i + 1]).
+struct mapping {
+    std::vector<uint32_t> keys, offsets;
+    std::u32string pool;
+    explicit mapping(const uint8_t* packed) {
+        reader r{packed};
+        const uint32_t n = r.varint();
+        keys.resize(n);
+        offsets.resize(n + 1);
+        uint32_t key = 0;
+        for (auto& k : keys) k = key += r.varint();
+        for (uint32_t i = 0; i < n; ++i) offsets[i + 1] = offsets[i] + r.varint();
+        pool.resize(offsets[n]);
+        std::vector<int32_t> last;  // per position in a mapping: the last (value - key) there
+        for (uint32_t i = 0; i < n; ++i)
+            for (uint32_t j = offsets[i]; j < offsets[i + 1]; ++j) {
+                const size_t pos = j - offsets[i];
+                if (pos == last.size()) last.push_back(0);
+                last[pos] += r.zigzag();
+                pool[j] = char32_t(int32_t(keys[i]) + last[pos]);
+            }
+    }
+    // appends c's mapping to out; false when c maps to itself
+    bool operator()(char32_t c, std::u32string& out) const {
+        const auto it = std::lower_bound(keys.begin(), keys.end(), uint32_t(c));
+        if (it == keys.end() || *it != uint32_t(c)) return false;
+        const size_t i = size_t(it - keys.begin());
+        out.append(pool, offsets[i], offsets[i + 1] - offsets[i]);
+        return true;
+    }
+};
+
+// The primary composites: (first, second, composite), sorted.
+struct compositions {
+    std::vector<std::array<uint32_t, 3>> triples;
+    explicit compositions(const uint8_t* packed) {
+        reader r{packed};
+        triples.resize(r.varint());
+        std::array<uint32_t, 3> prev{};
+        for (auto& t : triples) {
+            for (int k = 0; k < 3; ++k) prev[k] = uint32_t(int32_t(prev[k]) + r.zigzag());
+            t = prev;
+        }
+    }
+    char32_t operator()(char32_t a, char32_t b) const {
+        const std::array<uint32_t, 3> key{uint32_t(a), uint32_t(b), 0};
+        const auto it = std::lower_bound(triples.begin(), triples.end(), key);
+        return it != triples.end() && (*it)[0] == key[0] && (*it)[1] == key[1] ? char32_t((*it)[2]) : 0;
+    }
+};
+
+// unpacked at first use (a few hundred microseconds, once per instance)
+struct unpacked {
+    runs category{tables::category_packed}, ccc{tables::ccc_packed};
+    mapping decomp{tables::decomp_packed}, lower{tables::lower_packed};
+    compositions compose{tables::compose_packed};
+};
+const unpacked& unpacked_tables() {
+    static const unpacked t;
+    return t;
 }
 
 constexpr char32_t SBase = 0xAC00, LBase = 0x1100, VBase = 0x1161, TBase = 0x11A7;
@@ -64,12 +137,12 @@ category general_category(char32_t c) {
         }
     }
     if (c > 0x10FFFF) return Cn;
-    return category(run_lookup(tables::category_starts, tables::category_values, tables::category_runs, c));
+    return category(unpacked_tables().category(c));
 }
 
 uint8_t combining_class(char32_t c) {
     if (c < 0x300 || c > 0x10FFFF) return 0;
-    return run_lookup(tables::ccc_starts, tables::ccc_values, tables::ccc_runs, c);
+    return unpacked_tables().ccc(c);
 }
 
 bool is_white_space(char32_t c) {
@@ -91,7 +164,7 @@ void decompose(char32_t c, std::u32string& out) {
         if (s % TCount) out.push_back(TBase + s % TCount);
         return;
     }
-    if (!mapped(tables::decomp_keys, tables::decomp_offsets, tables::decomp_pool, tables::decomp_count, c, out)) out.push_back(c);
+    if (!unpacked_tables().decomp(c, out)) out.push_back(c);
 }
 
 std::u32string nfd(std::u32string_view s) {
@@ -117,13 +190,7 @@ char32_t compose_pair(char32_t a, char32_t b) {
     if (a >= LBase && a < LBase + LCount && b >= VBase && b < VBase + VCount)
         return SBase + ((a - LBase) * VCount + (b - VBase)) * TCount;
     if (a >= SBase && a < SBase + SCount && (a - SBase) % TCount == 0 && b > TBase && b < TBase + TCount) return a + (b - TBase);
-    const uint32_t key[2] = {uint32_t(a), uint32_t(b)};
-    const auto* first = tables::compose_pairs;
-    const auto* last = first + tables::compose_count;
-    const auto* it = std::lower_bound(first, last, key, [](const uint32_t (&p)[3], const uint32_t (&k)[2]) {
-        return p[0] != k[0] ? p[0] < k[0] : p[1] < k[1];
-    });
-    return it != last && (*it)[0] == a && (*it)[1] == b ? char32_t((*it)[2]) : 0;
+    return unpacked_tables().compose(a, b);
 }
 
 std::vector<aligned_char> nfc(const std::vector<aligned_char>& s) {
@@ -185,7 +252,7 @@ void to_lower(char32_t c, std::u32string& out) {
         out.push_back(c >= 'A' && c <= 'Z' ? c + 32 : c);
         return;
     }
-    if (!mapped(tables::lower_keys, tables::lower_offsets, tables::lower_pool, tables::lower_count, c, out)) out.push_back(c);
+    if (!unpacked_tables().lower(c, out)) out.push_back(c);
 }
 
 char32_t utf8_next(std::string_view s, size_t& i) {
