@@ -121,9 +121,10 @@ struct seq2seq_state {
     int64_t source_length(int64_t b) const { return source_lengths.empty() ? cross.n_past : source_lengths[size_t(source_of(b))]; }
 };
 // One state for several sources, each from encode_source(…, n_seq = 1): their cross-attention keys and values side by
-// side (the shorter ones' rows past their length unused), and a fresh decoder cache of `capacity` positions for one
-// sequence per source. Throws unless every part has the same layers, row width and capacity, and none has decoded.
-seq2seq_state join_sources(std::vector<seq2seq_state>&& parts);
+// side (the shorter ones' rows past their length unused), and a fresh decoder cache of `capacity` positions for
+// per_source sequences per source (a source's beams), source by source. Throws unless every part has the same layers,
+// row width and capacity, and none has decoded.
+seq2seq_state join_sources(std::vector<seq2seq_state>&& parts, int64_t per_source = 1);
 
 class seq2seq_lm {
 public:

@@ -1,6 +1,7 @@
 #include "tasks/seq2seq.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -90,8 +91,8 @@ void check_start_token(const seq2seq_params& p, const hparams& hp) {
         throw error("generation: decoder_start_token_id " + std::to_string(p.decoder_start_token_id) + " is not a token of the model (its config.json must give one)");
 }
 
-// The settings under which several sources are decoded side by side (greedy_batch).
-bool side_by_side(const seq2seq_params& p) { return p.num_beams == 1 && !p.sampling.do_sample && !p.output_attentions; }
+// The settings under which several sources are decoded side by side (greedy_batch, beam_batch).
+bool side_by_side(const seq2seq_params& p) { return !p.sampling.do_sample && !p.output_attentions; }
 
 // h's next token from the decoder's logits for it: Hugging Face's processors, then `pick` (sampling) or the first of
 // the largest (greedy); appended with its log-probability under the unprocessed logits, finish_reason set.
@@ -139,56 +140,56 @@ bool greedy_step(const seq2seq_lm& lm, seq2seq_state& st, seq2seq_session::greed
     return true;
 }
 
-// The vectorized beam search of transformers ≥ 4.50 (GenerationMixin._beam_search), for one source.
-std::vector<seq2seq_hypothesis> beam_search(const seq2seq_lm& lm, int64_t V, seq2seq_state& st, const seq2seq_params& p, int64_t max_length,
-                                            int64_t per_layer, const cancel_fn* cancel) {
-    const int64_t nb = p.num_beams, keep = 2 * nb, L = max_length;
-    const float lp = p.length_penalty;
-    std::vector<beam> running(static_cast<size_t>(nb)), fin(static_cast<size_t>(nb));
-    for (int64_t b = 0; b < nb; ++b) {
-        running[size_t(b)].ids = {p.decoder_start_token_id};
-        running[size_t(b)].score = b == 0 ? 0.0f : -kLarge;  // the copies of the first beam start out of the running
-        fin[size_t(b)] = {running[size_t(b)].ids, -kLarge, false, {}};
+// The vectorized beam search of transformers ≥ 4.50 (GenerationMixin._beam_search), for one source: its num_beams
+// rows of the decoder's batch. tokens() gives the rows' last tokens; advance() takes the decoder's logits for them and
+// returns each new row's parent row (for the decoder cache's reorder), until done.
+class beam_searcher {
+public:
+    beam_searcher(const seq2seq_params& p, int64_t V, int64_t max_length)
+        : p_(p), V_(V), L_(max_length), nb_(p.num_beams), running_(size_t(nb_)), fin_(size_t(nb_)), acc_(size_t(nb_ * V)), logp_(size_t(V)) {
+        for (int64_t b = 0; b < nb_; ++b) {
+            running_[size_t(b)].ids = {p.decoder_start_token_id};
+            running_[size_t(b)].score = b == 0 ? 0.0f : -kLarge;  // the copies of the first beam start out of the running
+            fin_[size_t(b)] = {running_[size_t(b)].ids, -kLarge, false, {}};
+        }
     }
-    bool unsatisfied = true;
-    std::vector<float> acc(static_cast<size_t>(nb * V)), logp(static_cast<size_t>(V));
-    std::vector<int32_t> step(static_cast<size_t>(nb));
-    forward_trace trace;
-    trace.want_cross = p.output_attentions;
-    for (int64_t cur = 1; cur < L;) {
-        check_cancel(cancel);
-        for (int64_t b = 0; b < nb; ++b) step[size_t(b)] = running[size_t(b)].ids.back();
-        trace.cross_attention.clear();
-        const std::span<const float> logits = lm.decode(st, step, false, p.output_attentions ? &trace : nullptr, cancel);
+    bool done() const { return done_; }
+    void tokens(std::vector<int32_t>& out) const {
+        for (const beam& r : running_) out.push_back(r.ids.back());
+    }
+    // logits: (num_beams, V) for this searcher's rows; trace (output_attentions): the step's, with these rows from row0
+    std::vector<int32_t> advance(std::span<const float> logits, const forward_trace* trace, int64_t row0, int64_t per_layer) {
+        const int64_t nb = nb_, V = V_, L = L_, keep = 2 * nb;
+        const float lp = p_.length_penalty;
         for (int64_t b = 0; b < nb; ++b) {
-            log_softmax(logits.subspan(size_t(b * V), size_t(V)), logp);
-            process(p, running[size_t(b)].ids, logp, L);
-            for (int64_t t = 0; t < V; ++t) acc[size_t(b * V + t)] = logp[size_t(t)] + running[size_t(b)].score;
+            log_softmax(logits.subspan(size_t(b * V), size_t(V)), logp_);
+            process(p_, running_[size_t(b)].ids, logp_, L);
+            for (int64_t t = 0; t < V; ++t) acc_[size_t(b * V + t)] = logp_[size_t(t)] + running_[size_t(b)].score;
         }
         // the 2·num_beams best continuations over (beam, token)
-        const std::vector<int32_t> best = top(acc, keep);
+        const std::vector<int32_t> best = top(acc_, keep);
         std::vector<beam> cand(best.size());
         std::vector<float> run_lp(best.size()), fin_lp(best.size());
         std::vector<int32_t> parent(best.size());
         std::vector<bool> hit(best.size());
         for (size_t i = 0; i < best.size(); ++i) {
             const int32_t src = int32_t(best[i] / V), tok = int32_t(best[i] % V);
-            const float s = acc[size_t(best[i])];
+            const float s = acc_[size_t(best[i])];
             parent[i] = src;
-            cand[i].ids = running[size_t(src)].ids;
+            cand[i].ids = running_[size_t(src)].ids;
             cand[i].ids.push_back(tok);
-            if (p.output_attentions) {
-                cand[i].attention = running[size_t(src)].attention;
-                cand[i].attention.push_back(step_attention(trace, src, per_layer));
+            if (trace) {
+                cand[i].attention = running_[size_t(src)].attention;
+                cand[i].attention.push_back(step_attention(*trace, row0 + src, per_layer));
             }
-            hit[i] = tok == p.eos_token_id || cur + 1 >= L;  // ends here: EOS, or the length limit
+            hit[i] = tok == p_.eos_token_id || cur_ + 1 >= L;  // ends here: EOS, or the length limit
             run_lp[i] = s + (hit[i] ? -kLarge : 0.0f);
             // a candidate enters the finished list only if it ends here and ranks among the first num_beams
             const bool just = hit[i] && int64_t(i) < nb;
-            float f = s / float(std::pow(double(cur), double(lp)));
-            const bool all_done = std::all_of(fin.begin(), fin.end(), [](const beam& x) { return x.done; });
-            if (all_done && p.early_stopping == seq2seq_params::stopping::early) f -= kLarge;
-            if (!unsatisfied) f -= kLarge;
+            float f = s / float(std::pow(double(cur_), double(lp)));
+            const bool all_done = std::all_of(fin_.begin(), fin_.end(), [](const beam& x) { return x.done; });
+            if (all_done && p_.early_stopping == seq2seq_params::stopping::early) f -= kLarge;
+            if (!unsatisfied_) f -= kLarge;
             if (!just) f -= kLarge;
             fin_lp[i] = f;
             cand[i].done = just;
@@ -202,46 +203,108 @@ std::vector<seq2seq_hypothesis> beam_search(const seq2seq_lm& lm, int64_t V, seq
             new_running[size_t(b)] = {cand[i].ids, run_lp[i], false, cand[i].attention};
             parents[size_t(b)] = parent[i];
         }
-        st.self.reorder(parents);
         // the finished list: the best num_beams of the old list and the new entries
         std::vector<float> merged_scores;
-        for (const beam& f : fin) merged_scores.push_back(f.score);
+        for (const beam& f : fin_) merged_scores.push_back(f.score);
         merged_scores.insert(merged_scores.end(), fin_lp.begin(), fin_lp.end());
         std::vector<beam> new_fin(static_cast<size_t>(nb));
         const std::vector<int32_t> order = top(merged_scores, nb);
         for (int64_t k = 0; k < nb; ++k) {
             const size_t i = size_t(order[size_t(k)]);
-            if (i < size_t(nb)) new_fin[size_t(k)] = fin[i];
+            if (i < size_t(nb)) new_fin[size_t(k)] = fin_[i];
             else new_fin[size_t(k)] = {cand[i - size_t(nb)].ids, merged_scores[i], cand[i - size_t(nb)].done, cand[i - size_t(nb)].attention};
         }
-        fin = std::move(new_fin);
-        running = std::move(new_running);
-        ++cur;
+        fin_ = std::move(new_fin);
+        running_ = std::move(new_running);
+        ++cur_;
         // can a running beam still beat the worst finished hypothesis?
-        const bool all_done = std::all_of(fin.begin(), fin.end(), [](const beam& x) { return x.done; });
-        const double length = p.early_stopping == seq2seq_params::stopping::never && lp > 0 ? double(L - 1) : double(cur - 1);
-        const float best_running = running[0].score / float(std::pow(length, double(lp)));
+        const bool all_done = std::all_of(fin_.begin(), fin_.end(), [](const beam& x) { return x.done; });
+        const double length = p_.early_stopping == seq2seq_params::stopping::never && lp > 0 ? double(L - 1) : double(cur_ - 1);
+        const float best_running = running_[0].score / float(std::pow(length, double(lp)));
         float worst = kInf;
-        for (const beam& f : fin) worst = std::min(worst, f.score);
+        for (const beam& f : fin_) worst = std::min(worst, f.score);
         bool can_improve = false;
-        for (const beam& f : fin) can_improve = can_improve || best_running > (f.done ? worst : -kLarge);
-        unsatisfied = unsatisfied && can_improve;
+        for (const beam& f : fin_) can_improve = can_improve || best_running > (f.done ? worst : -kLarge);
+        unsatisfied_ = unsatisfied_ && can_improve;
         const bool all_hit = std::all_of(hit.begin(), hit.end(), [](bool h) { return h; });
-        if (!unsatisfied || (all_done && p.early_stopping == seq2seq_params::stopping::early) || all_hit) break;
+        done_ = !unsatisfied_ || (all_done && p_.early_stopping == seq2seq_params::stopping::early) || all_hit || cur_ >= L;
+        return parents;
     }
-    std::vector<seq2seq_hypothesis> out;
-    for (int64_t k = 0; k < p.num_return_sequences; ++k) {
-        beam& f = fin[size_t(k)];
-        seq2seq_hypothesis h;
-        h.ids = std::move(f.ids);
-        const bool eos = h.ids.size() > 1 && h.ids.back() == p.eos_token_id;
-        if (!eos)  // Hugging Face's rows are padded after their end: trailing padding is not generated text
-            while (h.ids.size() > 1 && h.ids.back() == p.pad_token_id) h.ids.pop_back(), f.attention.pop_back();
-        h.score = f.score;
-        h.finish_reason = eos ? "eos" : "length";
-        h.cross_attention = std::move(f.attention);
-        out.push_back(std::move(h));
+    // the num_return_sequences best finished hypotheses
+    std::vector<seq2seq_hypothesis> results() {
+        std::vector<seq2seq_hypothesis> out;
+        for (int64_t k = 0; k < p_.num_return_sequences; ++k) {
+            beam& f = fin_[size_t(k)];
+            seq2seq_hypothesis h;
+            h.ids = std::move(f.ids);
+            const bool eos = h.ids.size() > 1 && h.ids.back() == p_.eos_token_id;
+            if (!eos)  // Hugging Face's rows are padded after their end: trailing padding is not generated text
+                while (h.ids.size() > 1 && h.ids.back() == p_.pad_token_id) h.ids.pop_back(), f.attention.pop_back();
+            h.score = f.score;
+            h.finish_reason = eos ? "eos" : "length";
+            h.cross_attention = std::move(f.attention);
+            out.push_back(std::move(h));
+        }
+        return out;
     }
+
+private:
+    const seq2seq_params& p_;
+    int64_t V_, L_, nb_, cur_ = 1;
+    bool unsatisfied_ = true, done_ = false;
+    std::vector<beam> running_, fin_;
+    std::vector<float> acc_, logp_;
+};
+
+std::vector<seq2seq_hypothesis> beam_search(const seq2seq_lm& lm, int64_t V, seq2seq_state& st, const seq2seq_params& p, int64_t max_length,
+                                            int64_t per_layer, const cancel_fn* cancel) {
+    beam_searcher search(p, V, max_length);
+    std::vector<int32_t> step;
+    forward_trace trace;
+    trace.want_cross = p.output_attentions;
+    while (!search.done()) {
+        check_cancel(cancel);
+        step.clear();
+        search.tokens(step);
+        trace.cross_attention.clear();
+        const std::span<const float> logits = lm.decode(st, step, false, p.output_attentions ? &trace : nullptr, cancel);
+        st.self.reorder(search.advance(logits, p.output_attentions ? &trace : nullptr, 0, per_layer));
+    }
+    return search.results();
+}
+
+// Beam search over several sources side by side: each source's num_beams rows in one decoder batch, so each weight
+// matrix is read once per step for all of them. A source whose search has ended leaves the batch.
+std::vector<std::vector<seq2seq_hypothesis>> beam_batch(const seq2seq_lm& lm, int64_t V, seq2seq_state& st, size_t n, const seq2seq_params& p,
+                                                        int64_t max_length, const cancel_fn* cancel) {
+    const int64_t nb = p.num_beams;
+    std::vector<beam_searcher> search;
+    for (size_t i = 0; i < n; ++i) search.emplace_back(p, V, max_length);
+    std::vector<int32_t> live(n), step;  // live[k]: the source of the batch's rows [k·nb, (k + 1)·nb)
+    std::iota(live.begin(), live.end(), 0);
+    while (!live.empty()) {
+        check_cancel(cancel);
+        step.clear();
+        for (int32_t i : live) search[size_t(i)].tokens(step);
+        const std::span<const float> logits = lm.decode(st, step, false, nullptr, cancel);
+        std::vector<int32_t> parents, rows, sources, keep_live;  // the rows' new parents; the rows kept, in order
+        for (size_t k = 0; k < live.size(); ++k) {
+            beam_searcher& s = search[size_t(live[k])];
+            const int32_t row0 = int32_t(k * size_t(nb));
+            for (int32_t parent : s.advance(logits.subspan(size_t(row0) * size_t(V), size_t(nb * V)), nullptr, 0, 0)) parents.push_back(row0 + parent);
+            if (s.done()) continue;
+            keep_live.push_back(live[k]);
+            for (int64_t b = 0; b < nb; ++b) rows.push_back(row0 + int32_t(b)), sources.push_back(st.seq_sources[size_t(row0 + b)]);
+        }
+        st.self.reorder(parents);
+        if (keep_live.size() < live.size() && !keep_live.empty()) {  // drop the rows of the searches that ended
+            st.self.keep_sequences(rows);
+            st.seq_sources = std::move(sources);
+        }
+        live = std::move(keep_live);
+    }
+    std::vector<std::vector<seq2seq_hypothesis>> out;
+    for (beam_searcher& s : search) out.push_back(s.results());
     return out;
 }
 
@@ -249,16 +312,11 @@ std::vector<seq2seq_hypothesis> beam_search(const seq2seq_lm& lm, int64_t V, seq
 // is read once per step for the whole batch instead of once per source. Each source gets the tokens it gets alone
 // (seq2seq_generate), up to the float rounding of products over more rows (tests/test-seq2seq.cpp compares them).
 // A source that has ended leaves the batch (its rows of the decoder's cache dropped), so the batch shrinks as they end.
-std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
-                                             const seq2seq_params& p, int64_t max_length, const cancel_fn* cancel) {
-    if (sources.empty()) return {};
-    const size_t n = sources.size();
+std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams& hp, seq2seq_state& st, size_t n, const seq2seq_params& p,
+                                             int64_t max_length, const cancel_fn* cancel) {
     const int64_t V = hp.n_vocab;
     std::vector<seq2seq_hypothesis> hs(n);
     for (auto& h : hs) h = {{p.decoder_start_token_id}, 0.0, "length", {}};
-    std::vector<seq2seq_state> parts;
-    for (const auto& src : sources) parts.push_back(lm.encode_source(src, max_length - 1, 1, nullptr, cancel));
-    seq2seq_state st = join_sources(std::move(parts));
     std::vector<int32_t> live(n), step;  // live[r]: the source of the batch's row r
     std::iota(live.begin(), live.end(), 0);
     std::vector<float> scores;
@@ -286,7 +344,7 @@ std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams
 
 }  // namespace
 
-seq2seq_state join_sources(std::vector<seq2seq_state>&& parts) {
+seq2seq_state join_sources(std::vector<seq2seq_state>&& parts, int64_t per_source) {
     if (parts.empty()) throw error("seq2seq: no sources to join");
     const kv_cache& first = parts[0].cross;
     const int64_t L = first.n_layer(), row = first.row(), capacity = parts[0].self.capacity(), n = int64_t(parts.size());
@@ -298,12 +356,13 @@ seq2seq_state join_sources(std::vector<seq2seq_state>&& parts) {
         S = std::max(S, p.cross.n_past);
     }
     seq2seq_state st;
-    st.self = kv_cache(parts[0].self.n_layer(), n, capacity, parts[0].self.row());
+    if (per_source < 1) throw error("seq2seq: each source needs a sequence");
+    st.self = kv_cache(parts[0].self.n_layer(), n * per_source, capacity, parts[0].self.row());
     st.cross = kv_cache(L, n, S, row);
     for (int64_t i = 0; i < n; ++i) {
         const kv_cache& c = parts[size_t(i)].cross;
         st.source_lengths.push_back(c.n_past);
-        st.seq_sources.push_back(int32_t(i));
+        for (int64_t b = 0; b < per_source; ++b) st.seq_sources.push_back(int32_t(i));
         for (int64_t l = 0; l < L; ++l) {
             std::copy_n(c.k(l, 0, 0), size_t(c.n_past * row), st.cross.k(l, i, 0));
             std::copy_n(c.v(l, 0, 0), size_t(c.n_past * row), st.cross.v(l, i, 0));
@@ -314,14 +373,22 @@ seq2seq_state join_sources(std::vector<seq2seq_state>&& parts) {
     return st;
 }
 
-std::vector<seq2seq_hypothesis> seq2seq_greedy_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
-                                                     const seq2seq_params& p, const cancel_fn* cancel) {
-    if (!side_by_side(p))
-        throw error("generation: decoding sources side by side is greedy only (num_beams 1, no sampling, no output_attentions)");
+std::vector<std::vector<seq2seq_hypothesis>> seq2seq_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
+                                                           const seq2seq_params& p, const cancel_fn* cancel) {
+    if (!side_by_side(p)) throw error("generation: decoding sources side by side is greedy or beam search only (no sampling, no output_attentions)");
+    if (p.num_beams < 1 || p.num_return_sequences < 1 || p.num_return_sequences > p.num_beams)
+        throw error("generation: num_return_sequences (" + std::to_string(p.num_return_sequences) + ") must be in [1, num_beams = " + std::to_string(p.num_beams) + "]");
     check_start_token(p, hp);
+    if (sources.empty()) return {};
     const int64_t max_length = max_length_of(p, hp);
-    if (max_length < 2) return std::vector<seq2seq_hypothesis>(sources.size(), seq2seq_hypothesis{{p.decoder_start_token_id}, 0.0, "length", {}});
-    return greedy_batch(lm, hp, sources, p, max_length, cancel);
+    if (max_length < 2) return std::vector<std::vector<seq2seq_hypothesis>>(sources.size(), {seq2seq_hypothesis{{p.decoder_start_token_id}, 0.0, "length", {}}});
+    std::vector<seq2seq_state> parts;
+    for (const auto& src : sources) parts.push_back(lm.encode_source(src, max_length - 1, 1, nullptr, cancel));
+    seq2seq_state st = join_sources(std::move(parts), p.num_beams);
+    if (p.num_beams > 1) return beam_batch(lm, hp.n_vocab, st, sources.size(), p, max_length, cancel);
+    std::vector<std::vector<seq2seq_hypothesis>> out;
+    for (seq2seq_hypothesis& h : greedy_batch(lm, hp, st, sources.size(), p, max_length, cancel)) out.push_back({std::move(h)});
+    return out;
 }
 
 std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hparams& hp, std::span<const int32_t> source, const seq2seq_params& p,
@@ -439,18 +506,22 @@ json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const s
             throw error(which + task + ": the text is " + std::to_string(sources.back().size()) + " tokens, the model reads at most " + std::to_string(pm.hp().n_ctx));
     }
     std::vector<std::vector<seq2seq_hypothesis>> out(texts.size());
-    if (texts.size() > 1 && side_by_side(p) && batch_sources) {
-        // greedy over a list: the texts decoded side by side, in batches of similar lengths (sorted by source length,
-        // as the encoder tasks sort theirs), kSeq2seqBatch at most
+    // the pipeline's dtype names the matrices' type where it converted them ("q8_0", "q4_k", …; "f32", "as_stored", …)
+    const std::string& dt = pm.loaded.dtype;
+    const bool quantized = dt.size() > 1 && dt[0] == 'q' && std::isdigit(static_cast<unsigned char>(dt[1]));
+    if (texts.size() > 1 && side_by_side(p) && (p.num_beams == 1 || quantized) && batch_sources) {
+        // greedy or beam search over a list: the texts decoded side by side, in batches of similar lengths (sorted by
+        // source length, as the encoder tasks sort theirs), of kSeq2seqRows decoder rows at most (num_beams a text)
         std::vector<size_t> order(texts.size());
         std::iota(order.begin(), order.end(), size_t(0));
         std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sources[a].size() < sources[b].size(); });
-        for (size_t b0 = 0; b0 < order.size(); b0 += kSeq2seqBatch) {
-            const size_t b1 = std::min(order.size(), b0 + kSeq2seqBatch);
+        const size_t per_batch = std::max<size_t>(1, kSeq2seqRows / size_t(std::max<int64_t>(1, p.num_beams)));
+        for (size_t b0 = 0; b0 < order.size(); b0 += per_batch) {
+            const size_t b1 = std::min(order.size(), b0 + per_batch);
             std::vector<std::span<const int32_t>> batch;
             for (size_t k = b0; k < b1; ++k) batch.emplace_back(sources[order[k]]);
-            auto hs = seq2seq_greedy_batch(*lm, pm.hp(), batch, p, cancel);
-            for (size_t k = b0; k < b1; ++k) out[order[k]] = {std::move(hs[k - b0])};
+            auto hs = seq2seq_batch(*lm, pm.hp(), batch, p, cancel);
+            for (size_t k = b0; k < b1; ++k) out[order[k]] = std::move(hs[k - b0]);
         }
     } else {
         for (size_t i = 0; i < texts.size(); ++i) out[i] = seq2seq_generate(*lm, pm.hp(), sources[i], p, {}, cancel);

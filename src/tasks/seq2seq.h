@@ -37,12 +37,12 @@ using seq2seq_stream = std::function<void(int32_t id)>;
 std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hparams& hp, std::span<const int32_t> source, const seq2seq_params& p,
                                                  const seq2seq_stream& on_token = {}, const cancel_fn* cancel = nullptr);
 
-// Greedy decoding of several sources side by side (num_beams 1, no sampling, no output_attentions): the encoder once
-// per source, then one decoder pass per step for all of them, so each weight matrix is read once per step for the
-// whole batch. Each source's hypothesis is the one seq2seq_generate gives it alone, up to the float rounding of
-// products over more rows.
-std::vector<seq2seq_hypothesis> seq2seq_greedy_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
-                                                     const seq2seq_params& p, const cancel_fn* cancel = nullptr);
+// Several sources decoded side by side, greedy or by beam search (no sampling, no output_attentions): the encoder
+// once per source, then one decoder pass per step for all of them (num_beams rows a source), so each weight matrix is
+// read once per step for the whole batch. Each source's hypotheses are those seq2seq_generate gives it alone, up to
+// the float rounding of products over more rows.
+std::vector<std::vector<seq2seq_hypothesis>> seq2seq_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
+                                                           const seq2seq_params& p, const cancel_fn* cancel = nullptr);
 // One text's generation a token at a time, for streaming: greedy and sampling give a token per step; beam search
 // (whose tokens are known only at the end) runs whole in the first step. A cancelled step leaves the session where it
 // was: the next step goes on.
@@ -82,9 +82,12 @@ private:
 // One hypothesis as run_seq2seq_task writes it.
 json seq2seq_hypothesis_json(const pipeline_model& pm, const std::string& task, std::span<const int32_t> source, const seq2seq_hypothesis& h,
                              const seq2seq_params& p);
-// Greedy decoding of a list (num_beams 1, no sampling, no output_attentions) runs the texts side by side, up to
-// kSeq2seqBatch at a time (batch_sources = false: one after another, as every other setting runs).
-constexpr size_t kSeq2seqBatch = 16;
+// A list decoded greedily (no sampling, no output_attentions) runs its texts side by side, kSeq2seqRows decoder rows
+// at a time; by beam search likewise (num_beams rows a text) where the model's matrices are quantized (its dtype
+// q8_0, q4_0, …): there 4 texts' 4 beams a step (16 rows, the integer GEMM) were 1.17–1.30× as fast as one text at a
+// time in Node and 1.25× in Chromium, while in f32 the 16-row GEMM was slower than four 4-row GEMVs (0.80–0.91×;
+// bench/translate-lists.mjs --beams 4). batch_sources = false: one after another, as sampling and output_attentions run.
+constexpr size_t kSeq2seqRows = 16;
 json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const std::vector<std::string>& texts, const json& options,
                       const cancel_fn* cancel = nullptr, bool batch_sources = true);
 

@@ -330,8 +330,9 @@ export class Model extends Handle {
   /** zero-shot-classification with an NLI model. */
   zeroShot(texts: string | string[], labels: string | string[], opts?: ZeroShotOptions): Promise<ZeroShotResult[]>;
   /** translation: per text, its num_return_sequences best hypotheses, best first. A greedy list (num_beams 1, no
-   *  sampling, no output_attentions) is decoded side by side, up to 16 texts per decoder pass; each text gets the
-   *  tokens it gets alone. */
+   *  sampling, no output_attentions) is decoded side by side, up to 16 texts per decoder pass, and so is a beam
+   *  search's list on a quantized model (dtype q8_0, q4_0, …: 16 / num_beams texts a pass); each text gets the
+   *  hypotheses it gets alone. */
   translate(texts: string | string[], opts?: Seq2SeqOptions): Promise<Seq2SeqHypothesis[][]>;
   /** One text's translation streamed as text pieces (greedy or sampling; beam search yields its text at the end);
    *  .result is set when the loop ends. */
