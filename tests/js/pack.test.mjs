@@ -21,15 +21,15 @@ test('the tarballs hold what users need and nothing else', () => {
     assert.match(files, new RegExp(`package/${f.replace('.', '\\.')}`), f);
   assert.doesNotMatch(files, /package\/(src|tests|tools|build|models|examples|packages)\//);
   assert.doesNotMatch(files, /\.gguf/);
-  // two wasm builds (single-thread and pthreads, about 398 and 404 KB gzipped each by zlib), their relaxed-SIMD twins
+  // two wasm builds (single-thread and pthreads, about 395 and 402 KB gzipped each by zlib), their relaxed-SIMD twins
   // (a page downloads one of the four) and the single-file build for offline sites (the wasm inlined as base64); the
   // bound catches a stray file or a debug build
   assert.ok(statSync(runtime).size < 2_600_000, `runtime tarball is ${statSync(runtime).size} bytes`);
   // what a page downloads first: the default engine's wasm, and its relaxed-SIMD twin. Their budget (issue 14) is
   // 400 KB gzipped: 553 KB when the whole core was compiled at -O3; 423 KB by zlib at level 9 once the cold files were
   // compiled for size (CMakeLists.txt: WF_HOT_SOURCES), 428 KB with relaxed SIMD's exact tiles, 398 KB since the
-  // Unicode tables are packed (tools/unicode/gen-unicode-tables.py). Plus 12 KB of Emscripten glue and 26 KB of the
-  // API's JavaScript, which are not the engine.
+  // Unicode tables are packed (tools/unicode/gen-unicode-tables.py), 395 KB with Binaryen's -Os after the link
+  // (wf_shrink). Plus 12 KB of Emscripten glue and 26 KB of the API's JavaScript, which are not the engine.
   for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-relaxed.wasm']) {
     const wasm = execFileSync('tar', ['xzf', runtime, '-O', `package/${f}`], { maxBuffer: 1 << 26 });
     const gz = gzipSync(wasm, { level: 9 }).length;
