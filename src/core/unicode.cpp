@@ -103,7 +103,7 @@ struct compositions {
     }
 };
 
-// unpacked at first use (a few hundred microseconds, once per instance)
+// unpacked at first use, once per instance (26 KB of varints into the arrays the lookups search)
 struct unpacked {
     runs category{tables::category_packed}, ccc{tables::ccc_packed};
     mapping decomp{tables::decomp_packed}, lower{tables::lower_packed};
