@@ -176,6 +176,8 @@ TEST_CASE("Greedy and beam decoding of several sources side by side give each so
     auto files = wft::read_dir(wft::data_path("fixtures/marian-tiny"));
     files->remove("expected.json");
     const wf::pipeline_model q8 = wf::load_pipeline_model(files, {wf::dtype_option::parse("q8_0")});
+    REQUIRE(q8.loaded.quantized);  // beams side by side at q8_0; at f32 (the fixture's own) one text at a time
+    REQUIRE(!f.pm.loaded.quantized);
     const std::vector<std::string> texts = {"In the beginning God created the heaven and the earth.", "And God said, Let there be light.",
                                             "Jesus wept.", "In the beginning God created the heaven and the earth.", "And the evening and the morning were the first day.",
                                             "Let there be light."};

@@ -135,6 +135,7 @@ loaded_model build(const architecture& a, hparams hp, const tensor_source& src, 
     loaded_model out;
     out.arch = &a;
     out.dtype = opt.dtype.how != dtype_option::mode::automatic ? opt.dtype.name() : plan.as_stored ? "auto (as stored)" : "auto (f16/bf16 widened to f32)";
+    out.quantized = opt.dtype.how == dtype_option::mode::convert && traits(opt.dtype.to).block > 1;
     if (plan.vocab_rows > 0)  // q8_0 (f32 when n_embd is not whole 32-value blocks)
         out.dtype += " (vocabulary matrices " + dtype_option{dtype_option::mode::convert, plan.target(dtype::f32, hp.n_embd, plan.vocab_rows)}.name() + ")";
     if (opt.memory_budget > 0) {

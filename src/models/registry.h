@@ -51,6 +51,7 @@ struct loaded_model {
     const architecture* arch = nullptr;
     std::unique_ptr<model> m;
     std::string dtype;                      // what the dtype option became ("f32", "as_stored", …)
+    bool quantized = false;                 // the matrices converted to a block type (dtype q8_0, q4_0, …)
     std::shared_ptr<const file_set> files;  // kept while the weights are views into the file bytes
 };
 

@@ -1,7 +1,6 @@
 #include "tasks/seq2seq.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -89,6 +88,11 @@ int64_t max_length_of(const seq2seq_params& p, const hparams& hp) { return std::
 void check_start_token(const seq2seq_params& p, const hparams& hp) {
     if (p.decoder_start_token_id < 0 || p.decoder_start_token_id >= hp.n_vocab)
         throw error("generation: decoder_start_token_id " + std::to_string(p.decoder_start_token_id) + " is not a token of the model (its config.json must give one)");
+}
+
+void check_beams(const seq2seq_params& p) {
+    if (p.num_beams < 1 || p.num_return_sequences < 1 || p.num_return_sequences > p.num_beams)
+        throw error("generation: num_return_sequences (" + std::to_string(p.num_return_sequences) + ") must be in [1, num_beams = " + std::to_string(p.num_beams) + "]");
 }
 
 // The settings under which several sources are decoded side by side (greedy_batch, beam_batch).
@@ -287,14 +291,14 @@ std::vector<std::vector<seq2seq_hypothesis>> beam_batch(const seq2seq_lm& lm, in
         step.clear();
         for (int32_t i : live) search[size_t(i)].tokens(step);
         const std::span<const float> logits = lm.decode(st, step, false, nullptr, cancel);
-        std::vector<int32_t> parents, rows, sources, keep_live;  // the rows' new parents; the rows kept, in order
+        std::vector<int32_t> parents, rows, sources, keep_live;  // the rows' new parents; the rows kept, their sources
         for (size_t k = 0; k < live.size(); ++k) {
             beam_searcher& s = search[size_t(live[k])];
             const int32_t row0 = int32_t(k * size_t(nb));
             for (int32_t parent : s.advance(logits.subspan(size_t(row0) * size_t(V), size_t(nb * V)), nullptr, 0, 0)) parents.push_back(row0 + parent);
             if (s.done()) continue;
             keep_live.push_back(live[k]);
-            for (int64_t b = 0; b < nb; ++b) rows.push_back(row0 + int32_t(b)), sources.push_back(st.seq_sources[size_t(row0 + b)]);
+            for (int64_t b = 0; b < nb; ++b) rows.push_back(row0 + int32_t(b)), sources.push_back(live[k]);
         }
         st.self.reorder(parents);
         if (keep_live.size() < live.size() && !keep_live.empty()) {  // drop the rows of the searches that ended
@@ -333,9 +337,7 @@ std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams
         }
         if (keep_rows.size() < live.size() && !keep_rows.empty()) {  // drop the rows that ended
             st.self.keep_sequences(keep_rows);
-            std::vector<int32_t> sources_kept;
-            for (int32_t r : keep_rows) sources_kept.push_back(st.seq_sources[size_t(r)]);
-            st.seq_sources = std::move(sources_kept);
+            st.seq_sources = keep_live;  // row r reads source live[r]
         }
         live = std::move(keep_live);
     }
@@ -376,8 +378,7 @@ seq2seq_state join_sources(std::vector<seq2seq_state>&& parts, int64_t per_sourc
 std::vector<std::vector<seq2seq_hypothesis>> seq2seq_batch(const seq2seq_lm& lm, const hparams& hp, const std::vector<std::span<const int32_t>>& sources,
                                                            const seq2seq_params& p, const cancel_fn* cancel) {
     if (!side_by_side(p)) throw error("generation: decoding sources side by side is greedy or beam search only (no sampling, no output_attentions)");
-    if (p.num_beams < 1 || p.num_return_sequences < 1 || p.num_return_sequences > p.num_beams)
-        throw error("generation: num_return_sequences (" + std::to_string(p.num_return_sequences) + ") must be in [1, num_beams = " + std::to_string(p.num_beams) + "]");
+    check_beams(p);
     check_start_token(p, hp);
     if (sources.empty()) return {};
     const int64_t max_length = max_length_of(p, hp);
@@ -394,8 +395,7 @@ std::vector<std::vector<seq2seq_hypothesis>> seq2seq_batch(const seq2seq_lm& lm,
 std::vector<seq2seq_hypothesis> seq2seq_generate(const seq2seq_lm& lm, const hparams& hp, std::span<const int32_t> source, const seq2seq_params& p,
                                                  const seq2seq_stream& on_token, const cancel_fn* cancel) {
     check_start_token(p, hp);
-    if (p.num_beams < 1 || p.num_return_sequences < 1 || p.num_return_sequences > p.num_beams)
-        throw error("generation: num_return_sequences (" + std::to_string(p.num_return_sequences) + ") must be in [1, num_beams = " + std::to_string(p.num_beams) + "]");
+    check_beams(p);
     const int64_t max_length = max_length_of(p, hp);
     if (max_length < 2) return {seq2seq_hypothesis{{p.decoder_start_token_id}, 0.0, "length", {}}};
     seq2seq_state st = lm.encode_source(source, max_length - 1, p.num_beams, nullptr, cancel);
@@ -506,10 +506,7 @@ json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const s
             throw error(which + task + ": the text is " + std::to_string(sources.back().size()) + " tokens, the model reads at most " + std::to_string(pm.hp().n_ctx));
     }
     std::vector<std::vector<seq2seq_hypothesis>> out(texts.size());
-    // the pipeline's dtype names the matrices' type where it converted them ("q8_0", "q4_k", …; "f32", "as_stored", …)
-    const std::string& dt = pm.loaded.dtype;
-    const bool quantized = dt.size() > 1 && dt[0] == 'q' && std::isdigit(static_cast<unsigned char>(dt[1]));
-    if (texts.size() > 1 && side_by_side(p) && (p.num_beams == 1 || quantized) && batch_sources) {
+    if (texts.size() > 1 && side_by_side(p) && (p.num_beams == 1 || pm.loaded.quantized) && batch_sources) {
         // greedy or beam search over a list: the texts decoded side by side, in batches of similar lengths (sorted by
         // source length, as the encoder tasks sort theirs), of kSeq2seqRows decoder rows at most (num_beams a text)
         std::vector<size_t> order(texts.size());

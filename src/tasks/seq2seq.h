@@ -83,10 +83,11 @@ private:
 json seq2seq_hypothesis_json(const pipeline_model& pm, const std::string& task, std::span<const int32_t> source, const seq2seq_hypothesis& h,
                              const seq2seq_params& p);
 // A list decoded greedily (no sampling, no output_attentions) runs its texts side by side, kSeq2seqRows decoder rows
-// at a time; by beam search likewise (num_beams rows a text) where the model's matrices are quantized (its dtype
-// q8_0, q4_0, …): there 4 texts' 4 beams a step (16 rows, the integer GEMM) were 1.17–1.30× as fast as one text at a
-// time in Node and 1.25× in Chromium, while in f32 the 16-row GEMM was slower than four 4-row GEMVs (0.80–0.91×;
-// bench/translate-lists.mjs --beams 4). batch_sources = false: one after another, as sampling and output_attentions run.
+// at a time; by beam search likewise (num_beams rows a text) where the model's matrices are quantized
+// (loaded_model::quantized: dtype q8_0, q4_0, …): there 4 texts' 4 beams a step (16 rows, the integer GEMM) were
+// 1.17–1.34× as fast as one text at a time in Node and 1.25× in Chromium, while in f32 the 16-row GEMM was slower than
+// four 4-row GEMVs (0.80–0.91×; bench/translate-lists.mjs --beams 4). batch_sources = false: one after another, as
+// sampling and output_attentions run.
 constexpr size_t kSeq2seqRows = 16;
 json run_seq2seq_task(const pipeline_model& pm, const std::string& task, const std::vector<std::string>& texts, const json& options,
                       const cancel_fn* cancel = nullptr, bool batch_sources = true);

@@ -87,7 +87,8 @@ def main():
                 prev = v
         return out
 
-    cr = runs([CATS.index(c) for c in cat])
+    cat_ids = [CATS.index(c) for c in cat]
+    cr = runs(cat_ids)
     rr = runs(ccc)
     maps = {"decomp": {k: full(k) for k in decomp}, "lower": lower}
     packed = {
@@ -105,7 +106,7 @@ def main():
     # tables): category, combining class, full lowercase mapping, full decomposition (Hangul syllables left out,
     # unicode.cpp decomposes them algorithmically)
     hangul = range(0xAC00, 0xAC00 + 11172)
-    digests = [fnv(CATS.index(c) for c in cat), fnv(ccc),
+    digests = [fnv(cat_ids), fnv(ccc),
                fnv(x for c in range(0x110000) for x in lower.get(c, [c]) + [0xFFFFFFFF]),
                fnv(x for c in range(0x110000) if c not in hangul for x in maps["decomp"].get(c, [c]) + [0xFFFFFFFF])]
 
