@@ -527,3 +527,51 @@ TEST_CASE("ModernBERT as GGUF (llama.cpp's modern-bert names) equals its Hugging
     REQUIRE(bare.m->as_encoder());
     REQUIRE(!bare.m->as_masked_lm());
 }
+
+TEST_CASE("A ModernBERT classifier as GGUF (llama.cpp's cls, cls.norm, cls.output, classifier.output_labels; its rank pooling's mean) "
+          "classifies as its Hugging Face folder", "[encoders][gguf][modernbert]") {
+    // tools/reference/gguf_export.py --type f32 tests/data/fixtures/modernbert-tiny-cls tests/data/fixtures/modernbert-tiny-cls.gguf
+    // (the folder's classifier_pooling is "mean", which is what llama.cpp's rank pooling computes for modern-bert)
+    const std::vector<uint8_t> bytes = wft::read_file(wft::data_path("fixtures/modernbert-tiny-cls.gguf"));
+    auto load = [](std::vector<uint8_t> b) {
+        auto f = std::make_shared<wf::file_set>();
+        f->add("modernbert-tiny-cls.gguf", std::move(b));
+        return wf::load_pipeline_model(f);
+    };
+    const wf::pipeline_model pm = load(bytes);
+    const wf::pipeline_model& hf = wft::fixture_model("modernbert-tiny-cls");
+    REQUIRE(pm.hp().head == "sequence_classification");
+    REQUIRE(pm.hp().labels == hf.hp().labels);
+    REQUIRE(pm.hp().mean_pooling);
+    REQUIRE(pm.m().head(wf::head_kind::sequence));
+    REQUIRE(!pm.m().as_masked_lm());
+    const std::vector<std::string> texts = {"Hello world! I loved this movie, it was wonderful.", "The quick brown fox, \xC3\x89mile's caf\xC3\xA9.", "a"};
+    wf::text_classification_options raw;
+    raw.top_k = 0;
+    raw.function = wf::score_function::none;
+    const auto a = wf::text_classification(pm, texts, {}, raw), b = wf::text_classification(hf, texts, {}, raw);
+    for (size_t i = 0; i < texts.size(); ++i) {
+        INFO(texts[i]);
+        REQUIRE(a[i].size() == 3);
+        for (size_t j = 0; j < 3; ++j) {
+            REQUIRE(a[i][j].label == b[i][j].label);
+            REQUIRE(std::fabs(a[i][j].score - b[i][j].score) < 1e-4);  // logits, f32 weights
+        }
+    }
+    REQUIRE(wf::text_classification(pm, texts)[0][0].label == wf::text_classification(hf, texts)[0][0].label);
+
+    auto renamed = [&](const std::string& key, const std::string& to) {  // a key or tensor renamed in place, same length
+        std::vector<uint8_t> b = bytes;
+        const auto at = std::search(b.begin(), b.end(), key.begin(), key.end());
+        REQUIRE(at != b.end());
+        std::copy(to.begin(), to.end(), at);
+        return b;
+    };
+    // without the labels: LABEL_i, one per row of cls.output
+    REQUIRE(load(renamed("modern-bert.classifier.output_labels", "modern-bert.classifier.output_labelX")).hp().labels ==
+            std::vector<std::string>{"LABEL_0", "LABEL_1", "LABEL_2"});
+    // without cls.output: an encoder without a task head
+    const wf::pipeline_model bare = load(renamed("cls.output.weight", "cls.outpuX.weight"));
+    REQUIRE(bare.hp().head.empty());
+    REQUIRE(!bare.m().head(wf::head_kind::sequence));
+}

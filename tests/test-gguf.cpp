@@ -7,6 +7,7 @@
 
 #include "gguf-builder.h"
 #include "helpers.h"
+#include "tasks/encoder-tasks.h"
 #include "tasks/fill-mask.h"
 #include "tasks/generation.h"
 #include "tokenizers/load.h"
@@ -33,9 +34,11 @@ std::vector<std::pair<std::string, std::vector<int32_t>>> vectors(const std::str
 
 // The fixture's safetensors tensors as a GGUF file with llama.cpp's names, matrices in ggml type `type` (by the
 // engine's converters, which follow ggml's reference quantizers); `dequantized`: the same values stored as F32.
-// `extra` adds metadata.
+// `extra` adds metadata. A BERT classifier's output layer is cls.output, as llama.cpp's converter writes it; its
+// pooler is dropped (llama.cpp's BertModel) unless keep_pooler (then it is cls, where llama.cpp's RoBERTa
+// converter puts the classifier's dense layer: the same computation, dense then tanh).
 std::vector<uint8_t> fixture_as_gguf(const std::string& dir, uint32_t type, bool dequantized = false,
-                                     const std::function<void(wft::gguf_builder&)>& extra = {}) {
+                                     const std::function<void(wft::gguf_builder&)>& extra = {}, bool keep_pooler = false) {
     auto files = wft::read_dir(wft::data_path(dir));
     const wf::hparams hp = wf::parse_config(files->text("config.json"));
     wf::safetensors_source src(*files);
@@ -88,10 +91,15 @@ std::vector<uint8_t> fixture_as_gguf(const std::string& dir, uint32_t type, bool
                 all.emplace_back("blk." + std::to_string(l) + "." + p[0] + wb,
                                  (bert ? "bert.encoder.layer." : "transformer.h.") + std::to_string(l) + "." + p[1] + wb);
             }
-    if (bert)
+    if (bert && src.find("cls.predictions.bias"))
         for (const char* n : {"cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias", "cls.predictions.transform.LayerNorm.weight",
                               "cls.predictions.transform.LayerNorm.bias", "cls.predictions.bias"})
             all.emplace_back(n, n);
+    if (bert && src.find("classifier.weight")) {
+        all.emplace_back("cls.output.weight", "classifier.weight");
+        all.emplace_back("cls.output.bias", "classifier.bias");
+        if (keep_pooler) all.emplace_back("cls.weight", "bert.pooler.dense.weight"), all.emplace_back("cls.bias", "bert.pooler.dense.bias");
+    }
     for (auto& [gname, hname] : all) {
         const wf::raw_tensor& t = *src.find(hname);
         // 2-D tensors in (out, in); GPT-2's Conv1D (in, out) is transposed, as llama.cpp's converter does
@@ -201,6 +209,86 @@ TEST_CASE("Models from GGUF equal the safetensors path (F32), and compute F16, Q
             if (type != 0) REQUIRE(quant > 0);
         }
     }
+}
+
+TEST_CASE("A BERT classifier as llama.cpp writes it (cls.output and its labels; the pooler as cls, or dropped) classifies as its head says",
+          "[gguf][encoders]") {
+    const wf::pipeline_model& hf = wft::fixture_model("bert-tiny-cls");
+    const std::vector<std::string> texts = {"This film was a delight.", "\xC3\x89mile's caf\xC3\xA9 \xF0\x9F\x98\x80 was not", "a", "the the the the"};
+    const std::vector<std::string> names = {"NEGATIVE", "NEUTRAL", "POSITIVE"};
+    wf::text_classification_options all, raw;
+    all.top_k = raw.top_k = 0;
+    raw.function = wf::score_function::none;
+    auto rank = [&](wft::gguf_builder& b) {
+        b.strs("bert.classifier.output_labels", names);
+        b.u32("bert.pooling_type", 4);  // llama.cpp's rank pooling
+    };
+    {  // the pooler kept (as cls: dense, tanh, then cls.output): Hugging Face's BertForSequenceClassification
+        const wf::pipeline_model pm = load_gguf(fixture_as_gguf("fixtures/bert-tiny-cls", 0, false, rank, true));
+        REQUIRE(pm.hp().head == "sequence_classification");
+        REQUIRE(pm.hp().labels == names);
+        const auto tasks = wf::supported_tasks(pm.m());
+        REQUIRE(std::find(tasks.begin(), tasks.end(), "text-classification") != tasks.end());
+        const auto a = wf::text_classification(pm, texts, {}, all), b = wf::text_classification(hf, texts, {}, all);
+        REQUIRE(a.size() == texts.size());
+        for (size_t i = 0; i < texts.size(); ++i) {
+            INFO(texts[i]);
+            REQUIRE(a[i].size() == 3);
+            for (size_t j = 0; j < 3; ++j) {
+                REQUIRE(a[i][j].label == b[i][j].label);
+                REQUIRE(std::fabs(a[i][j].score - b[i][j].score) < 1e-5);
+            }
+        }
+        // a reranker's input: query and document as a text pair (the second segment's token type 1, as Hugging Face's)
+        const std::vector<std::string> queries = {"Who wrote it?", "where"}, docs = {"It was written by Moses in the desert.", "in the garden"};
+        const auto p = wf::text_classification(pm, queries, docs, all), q = wf::text_classification(hf, queries, docs, all);
+        for (size_t i = 0; i < queries.size(); ++i)
+            for (size_t j = 0; j < 3; ++j) {
+                REQUIRE(p[i][j].label == q[i][j].label);
+                REQUIRE(std::fabs(p[i][j].score - q[i][j].score) < 1e-5);
+            }
+    }
+    {  // llama.cpp's BertModel drops the pooler and writes no labels for these: LABEL_i = cls.output · h[CLS] + b
+        const wf::pipeline_model pm = load_gguf(fixture_as_gguf("fixtures/bert-tiny-cls", 0));
+        REQUIRE(pm.hp().labels == std::vector<std::string>{"LABEL_0", "LABEL_1", "LABEL_2"});
+        wf::feature_extraction_options first;
+        first.pool = wf::pooling::cls;
+        first.normalize = false;
+        const wf::tensor_out h = wf::feature_extraction(hf, texts, first);  // the folder's final states of [CLS]
+        const int64_t E = hf.hp().n_embd;
+        REQUIRE(h.dims == std::vector<int64_t>{int64_t(texts.size()), E});
+        auto files = wft::read_dir(wft::data_path("fixtures/bert-tiny-cls"));
+        wf::safetensors_source src(*files);
+        const wf::raw_tensor &w = *src.find("classifier.weight"), &bias = *src.find("classifier.bias");
+        const auto got = wf::text_classification(pm, texts, {}, raw), folder = wf::text_classification(hf, texts, {}, raw);
+        double pooler_moves = 0;
+        for (size_t i = 0; i < texts.size(); ++i) {
+            INFO(texts[i]);
+            for (const wf::label_score& ls : got[i]) {
+                const int64_t c = std::stoi(ls.label.substr(6));
+                float want, b;
+                std::memcpy(&b, bias.data + 4 * c, 4);
+                double sum = b;
+                for (int64_t e = 0; e < E; ++e) {
+                    std::memcpy(&want, w.data + 4 * (c * E + e), 4);
+                    sum += double(want) * h.data[size_t(int64_t(i) * E + e)];
+                }
+                REQUIRE(std::fabs(ls.score - sum) < 1e-5);
+            }
+            for (size_t j = 0; j < 3; ++j) pooler_moves = std::max(pooler_moves, std::fabs(got[i][j].score - folder[i][j].score));
+        }
+        REQUIRE(pooler_moves > 1e-3);  // without its pooler the model computes something else: the check above can tell
+    }
+    // the labels and the pooling are checked
+    auto fails = [&](const std::function<void(wft::gguf_builder&)>& extra, const std::string& dir, const std::string& msg) {
+        INFO(msg);
+        REQUIRE_THROWS_WITH(load_gguf(fixture_as_gguf(dir, 0, false, extra)), Catch::Contains(msg));
+    };
+    fails([](wft::gguf_builder& b) { b.strs("bert.classifier.output_labels", {"a", "b"}); }, "fixtures/bert-tiny-cls",
+          "bert.classifier.output_labels names 2 labels but cls.output.weight has 3 rows");
+    fails([](wft::gguf_builder& b) { b.u32("bert.classifier.output_labels", 3); }, "fixtures/bert-tiny-cls", "bert.classifier.output_labels");
+    fails([](wft::gguf_builder& b) { b.u32("bert.pooling_type", 4); }, "fixtures/bert-tiny", "pooling_type = 4 (rank) but the file has no classifier");
+    fails([](wft::gguf_builder& b) { b.u32("bert.pooling_type", 3); }, "fixtures/bert-tiny-cls", "pooling_type = 3 is not supported");
 }
 
 TEST_CASE("Malformed GGUF files get specific errors and nothing else", "[gguf][errors]") {

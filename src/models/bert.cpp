@@ -73,7 +73,7 @@ public:
         auto classifier = [&](const head_names& h, int64_t outputs) {
             classifier_head c;
             c.act = h.act;
-            if (!h.dense.empty()) c.dense = lin(h.dense, E, E);
+            if (!h.dense.empty() && (!hp.head_dense_optional || s.try_get(names(h.dense + ".weight")))) c.dense = lin(h.dense, E, E);
             const raw_tensor& w = s.get(names(h.out + ".weight"));
             const int64_t n = outputs >= 0 ? outputs : w.shape.empty() ? 0 : w.shape[0];
             c.out = lin(h.out, n, E);
@@ -273,8 +273,12 @@ hparams from_gguf(const gguf_file& g) {
     hp.n_type_vocab = types && types->ne.size() == 2 ? types->ne[1] : 2;
     if (g.has("bert.attention.causal") && g.kv.at("bert.attention.causal").u != 0)
         throw error(g.file_name + ": bert.attention.causal is true, which a BERT encoder does not support");
-    // llama.cpp's BERT files are embedding models (no head); wasmformer's fill-mask files keep cls.predictions.*
-    hp.head = g.find("cls.predictions.bias") ? "masked_lm" : "";
+    // llama.cpp's BERT files are embedding models (no head) or classifiers (cls.output, and cls where the converter
+    // kept a dense layer: RoBERTa's classifier.dense, not BERT's pooler); wasmformer's fill-mask files keep
+    // cls.predictions.*
+    read_gguf_classifier(g, "bert", hp);
+    hp.head_dense_optional = true;  // llama.cpp's BertModel drops BERT's pooler: then cls.output reads h[CLS] as it is
+    if (hp.head.empty()) hp.head = g.find("cls.predictions.bias") ? "masked_lm" : "";
     return hp;
 }
 
@@ -283,7 +287,10 @@ constexpr name_pair gguf_global[] = {
     {"position_embd.weight", "bert.embeddings.position_embeddings.weight"},
     {"token_types.weight", "bert.embeddings.token_type_embeddings.weight"},
     {"token_embd_norm.weight", "bert.embeddings.LayerNorm.weight"},
-    {"token_embd_norm.bias", "bert.embeddings.LayerNorm.bias"}};
+    {"token_embd_norm.bias", "bert.embeddings.LayerNorm.bias"},
+    // the sequence head as llama.cpp's rank pooling reads it: dense + tanh (cls, optional), then cls.output
+    {"cls.weight", "bert.pooler.dense.weight"}, {"cls.bias", "bert.pooler.dense.bias"},
+    {"cls.output.weight", "classifier.weight"}, {"cls.output.bias", "classifier.bias"}};
 constexpr name_pair gguf_layer[] = {
     {"attn_q.weight", "attention.self.query.weight"}, {"attn_q.bias", "attention.self.query.bias"},
     {"attn_k.weight", "attention.self.key.weight"}, {"attn_k.bias", "attention.self.key.bias"},

@@ -279,7 +279,12 @@ hparams from_gguf(const gguf_file& g) {
             throw error(g.file_name + ": " + k + " = " + std::to_string(hp.sliding_window_pattern) + " is outside [1, 1024]");
     }
     if (g.has("tokenizer.ggml.padding_token_id")) hp.pad_token_id = int64_t(g.get_uint("tokenizer.ggml.padding_token_id"));
-    hp.head = g.find("decoder.bias") && g.find("cls.weight") ? "masked_lm" : "";
+    // a classifier (cls.output): llama.cpp's rank pooling for modern-bert reads the mean of the tokens, then the
+    // prediction head (cls, GELU, cls.norm) and cls.output; gelu is Hugging Face's exact one here (ggml_gelu is the
+    // tanh approximation)
+    read_gguf_classifier(g, a, hp);
+    hp.mean_pooling = hp.head == "sequence_classification";
+    if (hp.head.empty()) hp.head = g.find("decoder.bias") && g.find("cls.weight") ? "masked_lm" : "";
     return hp;
 }
 

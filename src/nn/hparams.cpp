@@ -184,4 +184,22 @@ void read_encoder_head(const json& j, const std::string& file, hparams& hp) {
     hp.multi_label = problem == "multi_label_classification";
 }
 
+void read_gguf_classifier(const gguf_file& g, const std::string& arch, hparams& hp) {
+    const gguf_tensor* out = g.find("cls.output.weight");
+    if (!out) return;
+    if (out->ne.size() != 2 || out->ne[1] < 1 || out->ne[1] > (1 << 16))
+        throw error(g.file_name + ": cls.output.weight (the classifier) must be a matrix of 1 to 65536 rows");
+    const int64_t n = out->ne[1];
+    hp.head = "sequence_classification";
+    hp.labels.clear();
+    if (const std::string key = arch + ".classifier.output_labels"; g.has(key)) {
+        hp.labels = g.get_strings(key);
+        if (int64_t(hp.labels.size()) != n)
+            throw error(g.file_name + ": " + key + " names " + std::to_string(hp.labels.size()) + " labels but cls.output.weight has " +
+                        std::to_string(n) + " rows");
+    } else {
+        for (int64_t i = 0; i < n; ++i) hp.labels.push_back("LABEL_" + std::to_string(i));
+    }
+}
+
 }  // namespace wf

@@ -40,6 +40,9 @@ struct hparams {
     bool multi_label = false;         // problem_type "multi_label_classification": sigmoid, not softmax
     activation head_act = activation::gelu_erf;  // ModernBERT: its prediction head's classifier_activation
     bool mean_pooling = false;        // ModernBERT: classifier_pooling "mean" (the sequence head reads the tokens' mean)
+    bool head_dense_optional = false; // BERT's GGUF classifiers: the head's dense layer only where the file has one
+                                      // (llama.cpp's converter drops the pooler; its rank pooling then classifies
+                                      // the first token's state as it is)
     int64_t n_head_dim = 0;           // per-head width where the config gives one (Gemma, Qwen3); 0: n_embd / n_head
     int64_t head_dim() const { return n_head_dim > 0 ? n_head_dim : n_embd / n_head; }
 
@@ -110,5 +113,12 @@ hparams gguf_common_hparams(const gguf_file& g, const std::string& arch);
 // names it (…ForMaskedLM, …ForSequenceClassification, …ForTokenClassification, …ForQuestionAnswering,
 // …ForPreTraining, …Model), and id2label / num_labels / problem_type give its labels. Unknown suffixes are errors.
 void read_encoder_head(const json& j, const std::string& file, hparams& hp);
+
+// A classifier in a GGUF file as llama.cpp writes it (convert_hf_to_gguf.py's BertModel and its subclasses, for
+// …ForSequenceClassification and rerankers; llama.cpp runs it as its "rank" pooling): the output layer cls.output
+// (the dense layer before it, cls, optional) and the labels "{arch}.classifier.output_labels" (absent: LABEL_0 …,
+// one per row of cls.output). With cls.output, hp.head becomes "sequence_classification"; without, nothing changes.
+// Errors name the file and the key.
+void read_gguf_classifier(const gguf_file& g, const std::string& arch, hparams& hp);
 
 }  // namespace wf

@@ -16,11 +16,15 @@ pipeline_model load_pipeline_model(std::shared_ptr<const file_set> files, const 
         pm.chat = read_chat_config(g, *pm.tok);
         pm.end_ids = read_end_ids(g, *pm.tok);
         // an embedding model's pooling, as llama.cpp writes it ({arch}.pooling_type: 1 mean, 2 cls); its
-        // embeddings are then normalized, as llama.cpp's are by default
+        // embeddings are then normalized, as llama.cpp's are by default. 4 (rank) is a classifier's: its head
+        // (cls.output) is the model's sequence head, text-classification's
         if (const std::string key = pm.hp().arch + ".pooling_type"; g.has(key)) {
             const uint64_t t = g.get_uint(key);
             if (t == 1 || t == 2) pm.sentence = {t == 1 ? pooling::mean : pooling::cls, true};
-            else if (t != 0) throw error(g.file_name + ": " + key + " = " + std::to_string(t) + " is not supported (0 none, 1 mean, 2 cls)");
+            else if (t == 4 && !pm.m().head(head_kind::sequence))
+                throw error(g.file_name + ": " + key + " = 4 (rank) but the file has no classifier (cls.output.weight)");
+            else if (t != 0 && t != 4)
+                throw error(g.file_name + ": " + key + " = " + std::to_string(t) + " is not supported (0 none, 1 mean, 2 cls, 4 rank)");
         }
     } else {
         pm.loaded = load_model(files, opt);

@@ -39,6 +39,24 @@ for (const worker of [true, false]) {
     }
   });
 
+  test(`text-classification from llama.cpp's GGUF of a ModernBERT classifier (cls.output, its labels) equals the reference (${where})`, async () => {
+    const classify = await pipeline('text-classification', fixture('modernbert-tiny-cls.gguf'), opts);
+    assert.ok(classify.model.info.tasks.includes('text-classification'));
+    let cases = 0;
+    for (const c of golden('modernbert-tiny-cls').cases) {
+      if (typeof c.inputs !== 'string') continue;  // a GGUF's pair template is llama.cpp's, not the folder's
+      const out = await classify(c.inputs, c.options);
+      assert.equal(out.length, c.output.length, JSON.stringify(c));
+      out.forEach((o, i) => {
+        assert.equal(o.label, c.output[i].label);
+        near(o.score, c.output[i].score, 'modernbert-tiny-cls.gguf');
+      });
+      ++cases;
+    }
+    assert.ok(cases > 0);
+    await classify.dispose();
+  });
+
   test(`token-classification, every aggregation strategy, offsets as string indices (${where})`, async () => {
     // WordPiece (BERT) and byte-level BPE (ModernBERT: characters split across tokens, words decoded twice)
     for (const name of ['bert-tiny-ner', 'modernbert-tiny-ner']) {

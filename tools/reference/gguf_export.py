@@ -765,6 +765,19 @@ def write_modernbert(w, cfg, W, model_dir, typ):
                 w.tensor(f"{g}.{wb}", t, typ if t.ndim == 2 else "f32")
     if "decoder.bias" in W:
         w.tensor("decoder.bias", W["decoder.bias"], "f32")
+    classifier_labels(w, cfg, "modern-bert", W)
+
+
+def classifier_labels(w, cfg, arch, W):
+    """A classifier's labels as convert_hf_to_gguf.py's BertModel writes them: {arch}.classifier.output_labels from
+    id2label in id order, none when they are AutoConfig's two placeholders (LABEL_0, LABEL_1); llama.cpp then names
+    the classifier cls.output (without labels it would call it cls, which this exporter refuses)."""
+    if "classifier.weight" not in W:
+        return
+    labels = {int(k): v for k, v in (cfg.get("id2label") or {}).items()}
+    if not labels or (len(labels) == 2 and labels[0] == "LABEL_0"):
+        raise SystemExit("a classifier with placeholder labels: llama.cpp's converter names it cls, not cls.output; not written")
+    w.strs(arch + ".classifier.output_labels", [labels[i] for i in range(len(labels))])
 
 
 def main():
@@ -831,6 +844,11 @@ def convert(model_dir, out, typ="q8_0", tensor_types=(), ref_q8_0=False, name=No
             for g, h in layer:
                 for wb in ("weight", "bias"):
                     w.tensor(f"blk.{l}.{g}.{wb}", p(f"encoder.layer.{l}.{h}.{wb}"), typ)
+        # a classifier as llama.cpp's BertModel writes it: classifier → cls.output with its labels; the pooler dropped
+        if "classifier.weight" in W:
+            for wb in ("weight", "bias"):
+                w.tensor(f"cls.output.{wb}", W[f"classifier.{wb}"], typ if wb == "weight" else "f32")
+            classifier_labels(w, cfg, "bert", W)
         if "cls.predictions.bias" in W:  # a masked LM; a BertModel (embeddings) has no head
             for n in ("cls.predictions.transform.dense.weight", "cls.predictions.transform.dense.bias",
                       "cls.predictions.transform.LayerNorm.weight", "cls.predictions.transform.LayerNorm.bias", "cls.predictions.bias"):
