@@ -10,6 +10,7 @@
 
 #include "core/unicode.h"
 #include "formats/safetensors.h"
+#include "tasks/encoder-tasks.h"
 #include "tasks/fill-mask.h"
 #include "tasks/generation.h"
 #include "tokenizers/load.h"
@@ -44,6 +45,7 @@ inline void gguf(const uint8_t* data, size_t size) {
             while (gen.step()) {}
         }
         if (pm.m().as_masked_lm()) fill_mask(pm, "a [MASK] b", {});
+        if (pm.m().head(head_kind::sequence)) text_classification(pm, {"a b", "the"}, {"c", ""});
     } catch (const error&) {
     }
 }

@@ -36,6 +36,19 @@ struct gguf_builder {
         put<uint64_t>(kv_bytes, v.size());
         for (auto& s : v) put_str(kv_bytes, s);
     }
+    void boolean(const std::string& k, bool v) { key(k, 7), put<uint8_t>(kv_bytes, v ? 1 : 0); }
+    void f32s(const std::string& k, const std::vector<float>& v) {
+        key(k, 9);
+        put<uint32_t>(kv_bytes, 6);
+        put<uint64_t>(kv_bytes, v.size());
+        for (auto x : v) put(kv_bytes, x);
+    }
+    void u8s(const std::string& k, const std::string& bytes) {
+        key(k, 9);
+        put<uint32_t>(kv_bytes, 0);
+        put<uint64_t>(kv_bytes, bytes.size());
+        kv_bytes.insert(kv_bytes.end(), bytes.begin(), bytes.end());
+    }
     void i32s(const std::string& k, const std::vector<int32_t>& v) {
         key(k, 9);
         put<uint32_t>(kv_bytes, 5);

@@ -27,11 +27,19 @@ TEST_CASE("fuzz corpus replays cleanly", "[fuzz]") {
             ++n;
         }
     }
-    REQUIRE(n >= 56);
-    // the seeds themselves are valid: the tiny GGUF models load
-    for (const char* name : {"fuzz-corpus/gguf/tiny-gpt2", "fuzz-corpus/gguf/tiny-bert"}) {
+    REQUIRE(n >= 57);
+    // the seeds themselves are valid: the tiny GGUF models load (the XLM-R classifier's, tools/reference/make_fuzz_seed_xlmr.py,
+    // classifies a pair)
+    for (const char* name : {"fuzz-corpus/gguf/tiny-gpt2", "fuzz-corpus/gguf/tiny-bert", "fuzz-corpus/gguf/tiny-xlmr-cls"}) {
         auto fs = std::make_shared<wf::file_set>();
         fs->add("model.gguf", wft::read_file(wft::data_path(name)));
-        REQUIRE_NOTHROW(wf::load_pipeline_model(fs));
+        wf::pipeline_model pm;
+        REQUIRE_NOTHROW(pm = wf::load_pipeline_model(fs));
+        if (std::string(name).find("xlmr") != std::string::npos) {
+            REQUIRE(pm.tok->encode("a b", false) == std::vector<int32_t>{5, 6});
+            const auto r = wf::text_classification(pm, {"the a"}, {"b c"});
+            REQUIRE(r.size() == 1);
+            REQUIRE((r[0][0].label == "no" || r[0][0].label == "yes"));
+        }
     }
 }

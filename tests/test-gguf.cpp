@@ -291,6 +291,99 @@ TEST_CASE("A BERT classifier as llama.cpp writes it (cls.output and its labels; 
     fails([](wft::gguf_builder& b) { b.u32("bert.pooling_type", 3); }, "fixtures/bert-tiny-cls", "pooling_type = 3 is not supported");
 }
 
+// A RoBERTa fixture as llama.cpp's convert_hf_to_gguf.py RobertaModel writes it, all F32: general.architecture bert,
+// the position embeddings from padding_idx + 1 on (chopped: positions count from 0) and context_length less that
+// offset, one token type, the byte-level vocabulary with pre-tokenizer "roberta-bpe", the "roberta." prefix gone,
+// classifier.dense → cls and classifier.out_proj → cls.output with the labels.
+std::vector<uint8_t> roberta_as_gguf(const std::string& dir) {
+    auto files = wft::read_dir(wft::data_path(dir));
+    const wf::hparams hp = wf::parse_config(files->text("config.json"));
+    REQUIRE(hp.arch == "roberta");
+    wf::safetensors_source src(*files);
+    const auto tok = wf::load_tokenizer(*files);
+    const int64_t offset = hp.position_offset, E = hp.n_embd;
+    wft::gguf_builder b;
+    const std::string a = "bert";
+    b.str("general.architecture", a);
+    b.u32(a + ".block_count", uint32_t(hp.n_layer));
+    b.u32(a + ".context_length", uint32_t(hp.n_ctx - offset));
+    b.u32(a + ".embedding_length", uint32_t(E));
+    b.u32(a + ".feed_forward_length", uint32_t(hp.n_ff));
+    b.u32(a + ".attention.head_count", uint32_t(hp.n_head));
+    b.f32(a + ".attention.layer_norm_epsilon", hp.eps);
+    b.strs(a + ".classifier.output_labels", hp.labels);
+    std::vector<std::string> tokens;
+    std::vector<int32_t> types;
+    const wf::special_tokens& sp = tok->special();
+    for (int32_t i = 0; i < tok->vocab_size(); ++i) {
+        tokens.push_back(tok->token(i));
+        types.push_back(i == sp.bos || i == sp.eos || i == sp.unk || i == sp.pad || i == sp.mask ? 3 : 1);
+    }
+    b.str("tokenizer.ggml.model", "gpt2");
+    b.str("tokenizer.ggml.pre", "roberta-bpe");
+    b.strs("tokenizer.ggml.tokens", tokens);
+    b.i32s("tokenizer.ggml.token_type", types);
+    const auto m = wft::read_file(wft::data_path(dir + "/merges.txt"));
+    std::istringstream ms(std::string(m.begin(), m.end()));
+    std::vector<std::string> merges;
+    for (std::string l; std::getline(ms, l);)
+        if (!l.empty() && l[0] != '#') merges.push_back(l);
+    b.strs("tokenizer.ggml.merges", merges);
+    for (auto [k, id] : {std::pair{"bos", sp.bos}, {"eos", sp.eos}, {"unknown", sp.unk}, {"seperator", sp.eos}, {"padding", sp.pad},
+                         {"cls", sp.bos}, {"mask", sp.mask}})
+        b.u32(std::string("tokenizer.ggml.") + k + "_token_id", uint32_t(id));
+    auto put = [&](const std::string& gname, const std::string& hname, int64_t skip_rows = 0) {
+        const wf::raw_tensor& t = *src.find(hname);
+        const int64_t rows = t.shape[0] - skip_rows, cols = t.shape.size() > 1 ? t.shape[1] : 1;
+        const uint8_t* p = t.data + skip_rows * cols * 4;
+        const std::vector<uint8_t> bytes(p, p + rows * cols * 4);
+        if (t.shape.size() == 2) b.tensor(gname, {cols, rows}, 0, bytes);
+        else b.tensor(gname, {rows}, 0, bytes);
+    };
+    put("token_embd.weight", "roberta.embeddings.word_embeddings.weight");
+    put("position_embd.weight", "roberta.embeddings.position_embeddings.weight", offset);
+    put("token_types.weight", "roberta.embeddings.token_type_embeddings.weight");
+    put("token_embd_norm.weight", "roberta.embeddings.LayerNorm.weight");
+    put("token_embd_norm.bias", "roberta.embeddings.LayerNorm.bias");
+    const char* layer[][2] = {{"attn_q", "attention.self.query"}, {"attn_k", "attention.self.key"}, {"attn_v", "attention.self.value"},
+                              {"attn_output", "attention.output.dense"}, {"attn_output_norm", "attention.output.LayerNorm"},
+                              {"ffn_up", "intermediate.dense"}, {"ffn_down", "output.dense"}, {"layer_output_norm", "output.LayerNorm"}};
+    for (int64_t l = 0; l < hp.n_layer; ++l)
+        for (const auto& [g, h] : layer)
+            for (const char* wb : {".weight", ".bias"})
+                put("blk." + std::to_string(l) + "." + g + wb, "roberta.encoder.layer." + std::to_string(l) + "." + h + wb);
+    for (const char* wb : {".weight", ".bias"}) {
+        put(std::string("cls") + wb, std::string("classifier.dense") + wb);
+        put(std::string("cls.output") + wb, std::string("classifier.out_proj") + wb);
+    }
+    return b.bytes();
+}
+
+TEST_CASE("A RoBERTa classifier as llama.cpp writes it (bert; positions from 0; roberta-bpe; cls and cls.output) classifies as its folder",
+          "[gguf][encoders]") {
+    const wf::pipeline_model pm = load_gguf(roberta_as_gguf("fixtures/roberta-tiny-cls"));
+    const wf::pipeline_model& hf = wft::fixture_model("roberta-tiny-cls");
+    REQUIRE(pm.hp().head == "sequence_classification");
+    REQUIRE(pm.hp().labels == hf.hp().labels);
+    REQUIRE(pm.hp().max_tokens() == hf.hp().max_tokens());
+    const std::vector<std::string> texts = {"This film was a delight.", "\xC3\x89mile's caf\xC3\xA9 \xF0\x9F\x98\x80 was not", "a <mask> b",
+                                            std::string(40, 'x') + " the end"};
+    for (const std::string& t : texts) REQUIRE(pm.tok->encode(t) == hf.tok->encode(t));  // <s> A </s>
+    wf::text_classification_options raw;
+    raw.top_k = 0;
+    raw.function = wf::score_function::none;
+    const std::vector<std::string> pairs = {"a second text", "and another", "", "x"};
+    for (const auto& second : {std::vector<std::string>{}, pairs}) {  // single texts, then pairs (<s> A </s></s> B </s>)
+        const auto a = wf::text_classification(pm, texts, second, raw), b = wf::text_classification(hf, texts, second, raw);
+        for (size_t i = 0; i < texts.size(); ++i)
+            for (size_t j = 0; j < a[i].size(); ++j) {
+                INFO(texts[i] << " / " << (second.empty() ? "" : second[i]));
+                REQUIRE(a[i][j].label == b[i][j].label);
+                REQUIRE(std::fabs(a[i][j].score - b[i][j].score) < 1e-5);
+            }
+    }
+}
+
 TEST_CASE("Malformed GGUF files get specific errors and nothing else", "[gguf][errors]") {
     auto fails = [](std::vector<uint8_t> b, const std::string& msg) {
         INFO("expecting: " << msg);

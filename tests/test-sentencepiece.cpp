@@ -6,9 +6,11 @@
 // loaders' file selection and templates, and malformed .model files.
 #include <catch2/catch.hpp>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <sstream>
 
+#include "gguf-builder.h"
 #include "helpers.h"
 #include "core/json.h"
 #include "core/unicode.h"
@@ -218,6 +220,85 @@ TEST_CASE("SentencePiece loaders: file selection, XLM-R's fairseq ids, templates
         REQUIRE(t5->encode("In the beginning").front() == plain_ids.front());
         REQUIRE(plain->encode("In the beginning").front() == *plain->token_id("<s>"));
     }
+}
+
+// XLM-RoBERTa's vocabulary as llama.cpp's convert_hf_to_gguf.py writes it (BertModel._xlmroberta_set_vocab, for
+// XLM-R embedders and rerankers: general.architecture bert, tokenizer.ggml.model t5), here from the oracle's Unigram
+// model: vocab_size = the pieces + 2 (XLM-R's <pad> and <mask>), every id first "[PADi]" of type unused, the pieces
+// at their ids, then realigned as fairseq's: <s> <pad> </s> <unk>, then pieces 3 … one id later, the last dropped.
+std::vector<uint8_t> xlmr_vocab_gguf(const std::function<void(wft::gguf_builder&)>& extra = {}, bool charsmap = true) {
+    const wf::sentencepiece_model m = wf::parse_sentencepiece_model(bytes_of("sentencepiece/unigram.model"), "unigram.model");
+    const size_t n = m.pieces.size() + 2;
+    std::vector<std::string> tokens(n);
+    std::vector<float> scores(n, -10000.0f);
+    std::vector<int32_t> types(n, 5);
+    for (size_t i = 0; i < n; ++i) tokens[i] = "[PAD" + std::to_string(i) + "]";
+    for (size_t i = 0; i < m.pieces.size(); ++i) tokens[i] = m.pieces[i].text, scores[i] = m.pieces[i].score, types[i] = int32_t(m.pieces[i].type);
+    std::vector<std::string> t = {"<s>", "<pad>", "</s>", "<unk>"};
+    std::vector<float> sc = {0, 0, 0, 0};
+    std::vector<int32_t> ty = {3, 3, 3, 2};
+    t.insert(t.end(), tokens.begin() + 3, tokens.end() - 1);
+    sc.insert(sc.end(), scores.begin() + 3, scores.end() - 1);
+    ty.insert(ty.end(), types.begin() + 3, types.end() - 1);
+    wft::gguf_builder b;
+    b.str("general.architecture", "bert");
+    b.str("tokenizer.ggml.model", "t5");
+    b.str("tokenizer.ggml.pre", "default");
+    b.strs("tokenizer.ggml.tokens", t);
+    b.f32s("tokenizer.ggml.scores", sc);
+    b.i32s("tokenizer.ggml.token_type", ty);
+    b.boolean("tokenizer.ggml.add_space_prefix", m.add_dummy_prefix);
+    b.u32("tokenizer.ggml.token_type_count", 1);
+    b.boolean("tokenizer.ggml.remove_extra_whitespaces", m.remove_extra_whitespaces);
+    if (charsmap) b.u8s("tokenizer.ggml.precompiled_charsmap", m.precompiled_charsmap);
+    for (auto [k, id] : {std::pair{"bos", 0}, {"eos", 2}, {"unknown", 3}, {"seperator", 2}, {"padding", 1}, {"cls", 0}})
+        b.u32(std::string("tokenizer.ggml.") + k + "_token_id", uint32_t(id));
+    if (extra) extra(b);
+    return b.bytes();
+}
+
+std::unique_ptr<wf::tokenizer> gguf_tokenizer(const std::vector<uint8_t>& bytes) {
+    const wf::gguf_file g = wf::parse_gguf(bytes.data(), int64_t(bytes.size()), "xlmr-vocab.gguf");
+    return wf::load_tokenizer(g, 0);
+}
+
+TEST_CASE("XLM-R's vocabulary as llama.cpp writes it (t5: Unigram, its charsmap, fairseq's ids) gives sentencepiece's pieces on every oracle string",
+          "[sentencepiece][gguf]") {
+    const auto tok = gguf_tokenizer(xlmr_vocab_gguf());
+    // sentencepiece's id i is XLM-R's i + 1 (its <unk>, 0, is XLM-R's 3)
+    auto xlmr = [](int32_t i) { return i == 0 ? 3 : i + 1; };
+    size_t same = 0, same_offsets = 0, with_offsets = 0;
+    for (const oracle_case& c : oracle()) {
+        const wf::encoding e = tok->encode_offsets(c.text);
+        std::vector<int32_t> want;
+        for (int32_t i : c.ids[0]) want.push_back(xlmr(i));
+        const bool ok = e.ids == want;
+        same += ok;
+        if (!ok && same + 8 > oracle().size()) WARN("differs: " << shown(c.text));
+        if (ok && c.has_offsets[0]) ++with_offsets, same_offsets += e.offsets == c.offsets[0];
+    }
+    WARN("t5 GGUF vocabulary: ids identical on " << same << " / " << oracle().size() << " strings; offsets on " << same_offsets << " / " << with_offsets);
+    CHECK(same == oracle().size());
+    CHECK(same_offsets == with_offsets);
+    // the encoder's template (<s> A </s>, <s> A </s></s> B </s>) and ids equal to the .model file's XLM-R tokenizer
+    wf::file_set fs;
+    const std::string model = bytes_of("sentencepiece/unigram.model");
+    fs.add("sentencepiece.bpe.model", std::vector<uint8_t>(model.begin(), model.end()));
+    const auto folder = wf::load_tokenizer(fs);
+    for (const char* text : {"In the beginning God created the heaven and the earth.", "  Ünïcödé\tand  spaces ", "<s>a</s>", ""}) {
+        INFO(text);
+        REQUIRE(tok->encode(text) == folder->encode(text));
+    }
+    const wf::encoding a = tok->encode_offsets("a"), b = tok->encode_offsets("b");
+    const auto pair = tok->apply_template(a, &b), want = folder->apply_template(folder->encode_offsets("a"), &b);
+    REQUIRE(pair.ids == want.ids);
+    REQUIRE(pair.ids.front() == 0);
+    REQUIRE(std::count(pair.ids.begin(), pair.ids.end(), 2) == 3);
+    // without the charsmap the text is not normalized (full-width letters stay what they are): the map is read
+    REQUIRE(gguf_tokenizer(xlmr_vocab_gguf({}, false))->encode("\xEF\xBC\xA1", false) != tok->encode("\xEF\xBC\xA1", false));
+    // a charsmap that is no byte array is an error naming the key
+    REQUIRE_THROWS_WITH(gguf_tokenizer(xlmr_vocab_gguf([](wft::gguf_builder& x) { x.strs("tokenizer.ggml.precompiled_charsmap", {"x"}); }, false)),
+                        Catch::Contains("tokenizer.ggml.precompiled_charsmap must be an array of UINT8 or INT8"));
 }
 
 TEST_CASE("Llama's SentencePiece vocabulary matches llama.cpp's Hugging Face test vectors", "[sentencepiece][llama]") {

@@ -31,6 +31,7 @@ constexpr std::pair<pre_tokenizer, std::string_view> kPatterns[] = {
 constexpr std::pair<std::string_view, pre_tokenizer> kGgufNames[] = {
     {"default", pre_tokenizer::gpt2},     {"gpt-2", pre_tokenizer::gpt2},       {"phi-2", pre_tokenizer::gpt2},
     {"modern-bert", pre_tokenizer::gpt2},  // llama.cpp: src/llama-vocab.cpp maps "modern-bert" to LLAMA_VOCAB_PRE_TYPE_GPT2
+    {"roberta-bpe", pre_tokenizer::gpt2},  // … and RoBERTa's (convert_hf_to_gguf.py's RobertaModel) too
     {"llama-bpe", pre_tokenizer::llama3}, {"llama3", pre_tokenizer::llama3},    {"llama-v3", pre_tokenizer::llama3},
     {"qwen2", pre_tokenizer::qwen2},      {"smollm", pre_tokenizer::smollm},    {"starcoder", pre_tokenizer::smollm},
 };

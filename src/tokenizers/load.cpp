@@ -758,6 +758,45 @@ special_template gguf_template(const gguf_file& g, const special_tokens& found, 
     if (flag("tokenizer.ggml.add_eos_token", false) && found.eos >= 0) t.after.push_back(found.eos);
     return t;
 }
+// A SentencePiece tokenizer from a GGUF vocabulary (tokenizer.ggml.model "llama" or "t5"): the pieces from
+// tokenizer.ggml.tokens, .scores and .token_type into m (whose type and normalizer the caller set), one unknown
+// piece, control tokens matched whole in the text, the roles llama.cpp's ids name (else sentencepiece's).
+std::unique_ptr<sentencepiece_tokenizer> gguf_sentencepiece(const gguf_file& g, const std::vector<std::string>& tokens, sentencepiece_model m,
+                                                            special_tokens& found, const char* model) {
+    const std::vector<double> none;
+    const auto& scores = g.has("tokenizer.ggml.scores") ? g.get_numbers("tokenizer.ggml.scores") : none;
+    const auto& types = g.has("tokenizer.ggml.token_type") ? g.get_numbers("tokenizer.ggml.token_type") : none;
+    m.pieces.reserve(tokens.size());
+    for (size_t i = 0; i < tokens.size(); ++i) {
+        const double type = types.empty() ? 1 : types[i];
+        if (type != std::floor(type) || type < 1 || type > 6)
+            throw error(g.file_name + ": tokenizer.ggml.token_type[" + std::to_string(i) + "] = " + std::to_string(type) + " is not a token type (1 … 6)");
+        m.pieces.push_back({tokens[i], scores.empty() ? 0.0f : float(scores[i]), piece_type(int(type))});
+        m.byte_fallback = m.byte_fallback || m.pieces.back().type == piece_type::byte;
+    }
+    // One unknown piece, as sentencepiece has: the one tokenizer.ggml.unknown_token_id names, else the first of
+    // type unknown. Phi-3's file types its <unk> control (still matched whole in the text, as Hugging Face's added
+    // token) and 53 padding pieces "[PADn]" unknown: those become unused pieces, which encoding never produces.
+    const auto first_unknown = std::find_if(m.pieces.begin(), m.pieces.end(), [](const sentencepiece_piece& p) { return p.type == piece_type::unknown; });
+    const size_t unk = found.unk >= 0 ? size_t(found.unk) : size_t(first_unknown - m.pieces.begin());
+    const bool unk_is_control = unk < m.pieces.size() && m.pieces[unk].type == piece_type::control;
+    for (size_t i = 0; i < m.pieces.size(); ++i)
+        if (m.pieces[i].type == piece_type::unknown && i != unk) m.pieces[i].type = piece_type::unused;
+    if (unk_is_control) m.pieces[unk].type = piece_type::unknown;
+    std::unique_ptr<sentencepiece_tokenizer> spm;
+    try {
+        spm = std::make_unique<sentencepiece_tokenizer>(std::move(m), g.file_name);
+    } catch (const error& e) {
+        throw error(std::string(e.what()) + " (a tokenizer.ggml.model \"" + model + "\" vocabulary)");
+    }
+    for (size_t i = 0; i < tokens.size(); ++i)  // control tokens are matched whole in the text, as Hugging Face's added tokens
+        if (spm->model().pieces[i].type == piece_type::control || (i == unk && unk_is_control)) spm->add_token_text(tokens[i], int32_t(i), true);
+    const special_tokens roles = sentencepiece_roles(*spm);
+    for (auto member : {&special_tokens::unk, &special_tokens::bos, &special_tokens::eos, &special_tokens::pad})
+        if (found.*member < 0) found.*member = roles.*member;
+    assign_roles(*spm, {}, g.file_name, found);
+    return spm;
+}
 }  // namespace
 
 std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
@@ -824,11 +863,20 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
             const auto& types = g.get_numbers("tokenizer.ggml.token_type");
             for (size_t i = 0; i < types.size(); ++i)
                 if (types[i] == 3 || types[i] == 4)
-                    // llama.cpp (src/llama-vocab.cpp, a "modern-bert" model) gives [MASK] lstrip, as ModernBERT's tokenizer.json does
-                    bpe->add_token_text(tokens[i], int32_t(i), types[i] == 3, pre_name == "modern-bert" && tokens[i] == "[MASK]");
+                    // llama.cpp (src/llama-vocab.cpp, a "modern-bert" model) gives [MASK] lstrip, as ModernBERT's tokenizer.json does;
+                    // RoBERTa's <mask> is lstrip in its tokenizer too (llama.cpp's roberta-bpe leaves it out: Hugging Face's here)
+                    bpe->add_token_text(tokens[i], int32_t(i), types[i] == 3,
+                                        (pre_name == "modern-bert" && tokens[i] == "[MASK]") || (pre_name == "roberta-bpe" && tokens[i] == "<mask>"));
         }
         assign_roles(*bpe, {}, g.file_name, found);
-        bpe->set_template(gguf_template(g, found, false));
+        // an encoder's byte-level vocabulary (general.architecture bert: RoBERTa, llama.cpp's "roberta-bpe") takes
+        // RoBERTa's <s> A </s>, <s> A </s></s> B </s>; the others what the file's add_bos / add_eos say
+        const special_tokens& r = bpe->special();
+        const int32_t first = r.cls >= 0 ? r.cls : r.bos, last = r.sep >= 0 ? r.sep : r.eos;
+        if (g.has("general.architecture") && g.get_string("general.architecture") == "bert" && first >= 0 && last >= 0)
+            bpe->set_template(special_template::roberta(first, last));
+        else
+            bpe->set_template(gguf_template(g, found, false));
         return bpe;
     }
     if (model == "llama") {
@@ -838,42 +886,37 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
         m.type = sentencepiece_model::kind::bpe;
         m.remove_extra_whitespaces = false;
         if (g.has("tokenizer.ggml.add_space_prefix")) m.add_dummy_prefix = g.kv.at("tokenizer.ggml.add_space_prefix").u != 0;
-        const std::vector<double> none;
-        const auto& scores = g.has("tokenizer.ggml.scores") ? g.get_numbers("tokenizer.ggml.scores") : none;
-        const auto& types = g.has("tokenizer.ggml.token_type") ? g.get_numbers("tokenizer.ggml.token_type") : none;
-        m.pieces.reserve(tokens.size());
-        for (size_t i = 0; i < tokens.size(); ++i) {
-            const double type = types.empty() ? 1 : types[i];
-            if (type != std::floor(type) || type < 1 || type > 6)
-                throw error(g.file_name + ": tokenizer.ggml.token_type[" + std::to_string(i) + "] = " + std::to_string(type) + " is not a token type (1 … 6)");
-            m.pieces.push_back({tokens[i], scores.empty() ? 0.0f : float(scores[i]), piece_type(int(type))});
-            m.byte_fallback = m.byte_fallback || m.pieces.back().type == piece_type::byte;
-        }
-        // One unknown piece, as sentencepiece has: the one tokenizer.ggml.unknown_token_id names, else the first of
-        // type unknown. Phi-3's file types its <unk> control (still matched whole in the text, as Hugging Face's added
-        // token) and 53 padding pieces "[PADn]" unknown: those become unused pieces, which encoding never produces.
-        const auto first_unknown = std::find_if(m.pieces.begin(), m.pieces.end(), [](const sentencepiece_piece& p) { return p.type == piece_type::unknown; });
-        const size_t unk = found.unk >= 0 ? size_t(found.unk) : size_t(first_unknown - m.pieces.begin());
-        const bool unk_is_control = unk < m.pieces.size() && m.pieces[unk].type == piece_type::control;
-        for (size_t i = 0; i < m.pieces.size(); ++i)
-            if (m.pieces[i].type == piece_type::unknown && i != unk) m.pieces[i].type = piece_type::unused;
-        if (unk_is_control) m.pieces[unk].type = piece_type::unknown;
-        std::unique_ptr<sentencepiece_tokenizer> spm;
-        try {
-            spm = std::make_unique<sentencepiece_tokenizer>(std::move(m), g.file_name);
-        } catch (const error& e) {
-            throw error(std::string(e.what()) + " (a tokenizer.ggml.model \"llama\" vocabulary)");
-        }
-        for (size_t i = 0; i < tokens.size(); ++i)  // control tokens are matched whole in the text, as Hugging Face's added tokens
-            if (spm->model().pieces[i].type == piece_type::control || (i == unk && unk_is_control)) spm->add_token_text(tokens[i], int32_t(i), true);
-        const special_tokens roles = sentencepiece_roles(*spm);
-        for (auto member : {&special_tokens::unk, &special_tokens::bos, &special_tokens::eos, &special_tokens::pad})
-            if (found.*member < 0) found.*member = roles.*member;
-        assign_roles(*spm, {}, g.file_name, found);
+        auto spm = gguf_sentencepiece(g, tokens, std::move(m), found, "llama");
         spm->set_template(gguf_template(g, found, true));  // llama.cpp adds BOS for SentencePiece vocabularies by default
         return spm;
     }
-    throw error(g.file_name + ": tokenizer.ggml.model \"" + model + "\" is not supported (supported: bert, gpt2, llama)");
+    if (model == "t5") {
+        // llama.cpp's UGM vocabularies (convert_hf_to_gguf.py's T5 and XLM-RoBERTa writers): sentencepiece's Unigram
+        // over the pieces' scores with the model's own normalizer — tokenizer.ggml.precompiled_charsmap (nmt_nfkc …),
+        // add_space_prefix and remove_extra_whitespaces (both true unless the file says not). XLM-R's file is already
+        // in fairseq's order (<s> <pad> </s> <unk>, then the pieces one later), so its ids are Hugging Face's.
+        sentencepiece_model m;
+        m.type = sentencepiece_model::kind::unigram;
+        auto flag = [&](const char* k, bool dflt) { return g.has(k) ? g.kv.at(k).u != 0 : dflt; };
+        m.add_dummy_prefix = flag("tokenizer.ggml.add_space_prefix", true);
+        m.remove_extra_whitespaces = flag("tokenizer.ggml.remove_extra_whitespaces", true);
+        if (const char* k = "tokenizer.ggml.precompiled_charsmap"; g.has(k)) {
+            const gguf_value& v = g.kv.at(k);
+            if (v.type != gguf_type::array || (v.elem != gguf_type::u8 && v.elem != gguf_type::i8))
+                throw error(g.file_name + ": " + k + " must be an array of UINT8 or INT8 (the charsmap's bytes)");
+            m.precompiled_charsmap.reserve(v.nums.size());
+            for (double b : v.nums) m.precompiled_charsmap.push_back(char(uint8_t(int(b) & 0xFF)));
+        }
+        auto spm = gguf_sentencepiece(g, tokens, std::move(m), found, "t5");
+        // an encoder's (general.architecture bert: XLM-RoBERTa) <s> A </s>, <s> A </s></s> B </s>; T5's A </s>
+        const special_tokens& r = spm->special();
+        const int32_t first = r.cls >= 0 ? r.cls : r.bos, last = r.sep >= 0 ? r.sep : r.eos;
+        const bool encoder = g.has("general.architecture") && g.get_string("general.architecture") == "bert";
+        if (encoder && first >= 0 && last >= 0) spm->set_template(special_template::roberta(first, last));
+        else if (!encoder && r.eos >= 0) spm->set_template(special_template::t5(r.eos));
+        return spm;
+    }
+    throw error(g.file_name + ": tokenizer.ggml.model \"" + model + "\" is not supported (supported: bert, gpt2, llama, t5)");
 }
 
 }  // namespace wf
