@@ -32,6 +32,16 @@ std::vector<std::pair<std::string, std::vector<int32_t>>> vectors(const std::str
     return r;
 }
 
+// A byte-level fixture's merges.txt as tokenizer.ggml.merges lists them (the #version line left out).
+std::vector<std::string> fixture_merges(const std::string& dir) {
+    const auto m = wft::read_file(wft::data_path(dir + "/merges.txt"));
+    std::istringstream ms(std::string(m.begin(), m.end()));
+    std::vector<std::string> merges;
+    for (std::string l; std::getline(ms, l);)
+        if (!l.empty() && l[0] != '#') merges.push_back(l);
+    return merges;
+}
+
 // The fixture's safetensors tensors as a GGUF file with llama.cpp's names, matrices in ggml type `type` (by the
 // engine's converters, which follow ggml's reference quantizers); `dequantized`: the same values stored as F32.
 // `extra` adds metadata. A BERT classifier's output layer is cls.output, as llama.cpp's converter writes it; its
@@ -62,14 +72,7 @@ std::vector<uint8_t> fixture_as_gguf(const std::string& dir, uint32_t type, bool
     b.str("tokenizer.ggml.model", a);
     b.strs("tokenizer.ggml.tokens", tokens);
     if (extra) extra(b);
-    if (!bert) {
-        const auto m = wft::read_file(wft::data_path(dir + "/merges.txt"));
-        std::istringstream ms(std::string(m.begin(), m.end()));
-        std::vector<std::string> merges;
-        for (std::string l; std::getline(ms, l);)
-            if (!l.empty() && l[0] != '#') merges.push_back(l);
-        b.strs("tokenizer.ggml.merges", merges);
-    }
+    if (!bert) b.strs("tokenizer.ggml.merges", fixture_merges(dir));
     const std::vector<std::pair<std::string, std::string>> names =
         bert ? std::vector<std::pair<std::string, std::string>>{
                    {"token_embd.weight", "bert.embeddings.word_embeddings.weight"}, {"position_embd.weight", "bert.embeddings.position_embeddings.weight"},
@@ -323,12 +326,7 @@ std::vector<uint8_t> roberta_as_gguf(const std::string& dir) {
     b.str("tokenizer.ggml.pre", "roberta-bpe");
     b.strs("tokenizer.ggml.tokens", tokens);
     b.i32s("tokenizer.ggml.token_type", types);
-    const auto m = wft::read_file(wft::data_path(dir + "/merges.txt"));
-    std::istringstream ms(std::string(m.begin(), m.end()));
-    std::vector<std::string> merges;
-    for (std::string l; std::getline(ms, l);)
-        if (!l.empty() && l[0] != '#') merges.push_back(l);
-    b.strs("tokenizer.ggml.merges", merges);
+    b.strs("tokenizer.ggml.merges", fixture_merges(dir));
     for (auto [k, id] : {std::pair{"bos", sp.bos}, {"eos", sp.eos}, {"unknown", sp.unk}, {"seperator", sp.eos}, {"padding", sp.pad},
                          {"cls", sp.bos}, {"mask", sp.mask}})
         b.u32(std::string("tokenizer.ggml.") + k + "_token_id", uint32_t(id));
