@@ -114,6 +114,10 @@ TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[ke
             for (int64_t K : {1, 3, 15, 17, 31, 33, 767, 769})
                 for (int64_t N : {1, 3, 17, 33}) check_matmul(M, K, N, type, seed++);
         check_matmul(2, 3072, 15, type, seed++);
+        // 2 to 5 rows whose x outgrows L1 (one W row at a time, x's rows read again for each)
+        check_matmul(3, 3072, 7, type, seed++);
+        check_matmul(4, 3072, 9, type, seed++);
+        check_matmul(5, 4099, 5, type, seed++);
         check_matmul(33, 3072, 3, type, seed++);
         check_matmul(5, 768, 769, type, seed++);
         // the packed GEMM: M ≥ 16, k blocks of 512 (+ a partial one), full and partial panels and row tiles

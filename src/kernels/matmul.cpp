@@ -5,7 +5,9 @@
 // gemm_packed): x and W are copied once per k block into the order the tile reads them, widened to f32 on the way.
 // A few rows (6 ≤ M < 16) keep the dot-product tile on W's rows as stored, where packing would cost more than it
 // saves. Decode and beams (M < 6) read W rows straight from storage, one at a time (one sequential stream), widened
-// in registers for one row of x (gemv_one_stream) or into a line for 2 to 5 (gemm_rows_stream).
+// in registers for one row of x (gemv_one_stream) or into a line for 2 to 5 (gemm_rows_stream) — unless those rows
+// of x outgrow L1 (4 rows of a 3072-wide ffn_down: 48 KB), where the tile of 6 to 15 rows takes them (768 × 3072 f32 at
+// 4 rows in Node 1.13 → 0.56 ms; a split of k into parts that fit measured slower, 0.47 → 0.85 ms at 2 rows).
 // q8_0 weights always run in integers on q8_0-quantized activations: below 16 rows (decode, beams) as integer dot
 // products on W as stored, each W row read once for all rows of x (3.8× fewer weight bytes than f32, at integer
 // speed); from 16 rows on as an integer outer-product tile on packed W (gemm_q8). 4 rows (4 beams) once took the tile,
@@ -371,6 +373,8 @@ void gemm_packed(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, 
 // f32, f16, bf16 weights: from 2 rows of x to below this many, W one row at a time (gemm_rows_stream); from there to
 // 16, the tile on 4 W rows (gemm_small).
 constexpr int64_t kStreamRowsMax = 6;
+// … unless x's rows outgrow L1: one W row at a time then reads all of them again from L2 for every W row
+constexpr int64_t kRowsL1Bytes = 16 * 1024;
 
 // q8_0 weights: from this many rows of x on, the packed integer tile (gemm_q8); below, gemv_q8.
 constexpr int64_t kQ8TileRows = 16;
@@ -409,7 +413,7 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
     // q3_K, q6_K as codes with scales per 16
     else if (traits(Wm.type).to_q8_0 || traits(Wm.type).to_codes32 || traits(Wm.type).to_codes16) f = p_gemm_q8;
     else if (M >= 16) f = p_gemm_packed;
-    else if (M >= kStreamRowsMax) f = p_gemm_small;
+    else if (M >= kStreamRowsMax || M * Wm.n_cols * 4 > kRowsL1Bytes) f = p_gemm_small;
     else if (M >= 2) f = p_gemm_rows;
     else if (Wm.type == dtype::f32) f = p_gemv_f32;
     else if (Wm.type == dtype::f16) f = p_gemv_f16;
