@@ -239,24 +239,25 @@ int main(int argc, char** argv) {
         const int64_t N = n_rows, K = n_cols;  // plain variables: lambdas below capture them (clang 14)
         double f32_gemv_s = 0;
         for (wf::dtype type : {wf::dtype::f32, wf::dtype::f16, wf::dtype::q8_0}) {
-            // decode (M = 1), beams (2, 4) and a short prompt (12) read W from memory, as in a model: they rotate through
-            // copies of W totalling ≥ 128 MiB so that none is in cache; M = 128 reuses one copy.
+            // decode (M = 1), beams (2, 4), a short prompt (12) and one short text (32: a sentence classified) read W from
+            // memory, as in a model: they rotate through copies of W totalling ≥ 128 MiB so that none is in cache;
+            // M = 128 reuses one copy.
             std::vector<weights> W;
             const size_t one = size_t(wf::row_bytes(type, K) * N);
             for (size_t total = 0; total < (size_t(128) << 20) || W.empty(); total += one) W.push_back(make_weights(N, K, type, rng));
-            for (int64_t M : {1, 2, 4, 12, 128}) {  // decode, 2 and 4 beams, a short prompt, a long one
+            for (int64_t M : {1, 2, 4, 12, 32, 128}) {  // decode, 2 and 4 beams, a short prompt, a short text, a long one
                 std::vector<float> x(size_t(M * K)), y(size_t(M * N));
                 for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
                 size_t next = 0;
                 const double s = time_call([&] {
                     wf::matmul(x.data(), M, K, W[next].view, nullptr, y.data(), N, 0, N);
-                    if (M <= 12) next = (next + 1) % W.size();  // decode, beams and short prompts read W from memory
+                    if (M <= 32) next = (next + 1) % W.size();  // decode, beams and short inputs read W from memory
                 });
                 const double gflops = 2.0 * double(M * N * K) / s / 1e9;
                 const double bytes = double(one) + double(x.size() + y.size()) * 4;
                 std::printf("%4lldx%-5lld %-5s %5lld %10.3f %9.1f %11.0f%% %9.0f%%", (long long)N, (long long)K,
                             wf::dtype_name(type), (long long)M, s * 1e3, gflops, 100 * gflops / peak,
-                            M <= 12 ? 100 * bytes / s / 1e9 / bw : 0.0);
+                            M <= 32 ? 100 * bytes / s / 1e9 / bw : 0.0);
                 if (M == 1 && type == wf::dtype::f32) f32_gemv_s = s;
                 if (M == 1 && type != wf::dtype::f32) std::printf("   %.2fx f32 GEMV", f32_gemv_s / s);
                 std::printf("\n");

@@ -1,13 +1,17 @@
 // The matrix product, SIMD (xsimd). Natively xsimd picks the best instruction set the build enables (AVX2+FMA by default);
 // under Emscripten `-msimd128 -msse4.1` maps the SSE4.1 path onto wasm SIMD128 (f32x4, i32x4.dot_i16x8_s).
 //
-// Three shapes of work. Prefill and encoders (M ≥ 16) run an outer-product register tile on packed panels (see
-// gemm_packed): x and W are copied once per k block into the order the tile reads them, widened to f32 on the way.
-// A few rows (6 ≤ M < 16) keep the dot-product tile on W's rows as stored, where packing would cost more than it
-// saves. Decode and beams (M < 6) read W rows straight from storage, one at a time (one sequential stream), widened
+// Two shapes of work for f32, f16 and bf16 weights. From 6 rows of x on (prefill, encoders, a batch) a register tile
+// of dot products on W's rows as stored (gemm_small): 4 W rows at a time, each group swept by the rows of x in pairs
+// while it is in cache, f16/bf16 rows widened a pair at a time, each once per call. It replaced an outer-product tile
+// on packed panels (x and W copied per k block into the tile's order) that measured slower in both runtimes at every
+// M: BERT-base fill-mask at 128 tokens 488 → 429 ms in Node and 461 → 402 ms in Chromium, one text of 32 tokens on
+// DistilBERT-base 82 → 57 ms and 82 → 55 ms (npm run bench, the same runs as onnxruntime-web; wf-bench-kernels: 2304 ×
+// 768 from memory at 32 rows 3.47 → 2.26 ms, at 128 rows in cache 73–78 % → 88–96 % of the mul-add ceiling).
+// Decode and beams (M < 6) read W rows straight from storage, one at a time (one sequential stream), widened
 // in registers for one row of x (gemv_one_stream) or into a line for 2 to 5 (gemm_rows_stream) — unless those rows
-// of x outgrow L1 (4 rows of a 3072-wide ffn_down: 48 KB), where the tile of 6 to 15 rows takes them (768 × 3072 f32 at
-// 4 rows in Node 1.13 → 0.56 ms; a split of k into parts that fit measured slower, 0.47 → 0.85 ms at 2 rows).
+// of x outgrow L1 (4 rows of a 3072-wide ffn_down: 48 KB), where the tile takes them (768 × 3072 f32 at 4 rows in
+// Node 1.13 → 0.56 ms; a split of k into parts that fit measured slower, 0.47 → 0.85 ms at 2 rows).
 // q8_0 weights always run in integers on q8_0-quantized activations: below 16 rows (decode, beams) as integer dot
 // products on W as stored, each W row read once for all rows of x (3.8× fewer weight bytes than f32, at integer
 // speed); from 16 rows on as an integer outer-product tile on packed W (gemm_q8). 4 rows (4 beams) once took the tile,
@@ -20,8 +24,8 @@
 // 100 % of the f32 ceiling, GPT-2 small at 128 tokens 522 → 369–389 ms in Node), and q3_K and q6_K (value = d·q per
 // 16: codes with a scale per 16, on the tile that scales every 16 values); q4_K, q5_K and q6_K rows are decoded to
 // codes in vectors (k45_codes, q6_codes). q2_K (a minimum per 16) is widened to f32
-// by gemm_packed a panel segment at a time (widen_segment) — each weight once per call, never the whole matrix — and
-// runs as f32. Where the instance runs relaxed SIMD (Chromium), the integer tile's rows from 16 on take its int8 dot
+// by gemm_small two rows at a time (widen_segment) — each weight once per call, never the whole matrix — and runs as
+// f32. Where the instance runs relaxed SIMD (Chromium), the integer tile's rows from 16 on take its int8 dot
 // product (matmul-q8.cpp: gemm_u7, the 4–6-bit types bit for bit as gemm_q8; gemm_q7, q8_0 and iq4_nl on 7-bit x).
 // The integer paths (gemv_q8, gemm_q8 and what they need) are in matmul-q8.cpp; matmul-paths.h has what both share.
 #include <algorithm>
@@ -56,7 +60,7 @@ using matmul_detail::scratch;
 using matmul_detail::widen_f16;
 
 // Per-thread scratch that grows to the largest size asked for and is then reused: no allocation per call.
-thread_local std::vector<float> panel_buf, apack_buf, bpack_buf;
+thread_local std::vector<float> panel_buf;
 
 struct f32_rows {
     static B load(const uint8_t* row, int64_t k) { return B::load_unaligned(reinterpret_cast<const float*>(row) + k); }
@@ -231,8 +235,8 @@ void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view&
     }
 }
 
-// 6 to 15 rows of x: the register tile in dot-product form on W's rows, which are read where they are stored (f32) or
-// widened a pair at a time into a small panel; packing W would cost more than these rows save.
+// 6 rows of x and more: the register tile in dot-product form on W's rows, which are read where they are stored (f32)
+// or widened a pair at a time into a small panel (see the top of this file for what it replaced).
 void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                 int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
@@ -266,112 +270,13 @@ void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, c
     }
 }
 
-// --- GEMM on packed panels (prefill, encoders) -------------------------------------------------------------------
-// The outer-product form: a register tile of MR rows × NR = 2·W columns of y, held in MR×2 accumulators. Per k it
-// broadcasts MR values of x (one v128.load32_splat each; one load and lane shuffles measured no faster here, where
-// the multiply and add, not the splats, set the pace) and loads two vectors of W, then does 2·MR multiply-adds:
-// no horizontal sums, and every load has a constant offset from one of two pointers (x and W are both packed, so
-// that the tile's inputs for one k are adjacent). K is split into blocks of KC so that a W panel (NR × KC) stays in
-// L1; x is packed once per k block for all of M, W once per (k block, panel) and then reused by every row tile.
-constexpr int64_t MR = 4, NR = 2 * W, KC = 512;
-
-// x rows [m, m + MR) × k [k0, k0 + kc) as [k][MR]; rows at or past M are zeros.
-void pack_x(const float* x, int64_t M, int64_t ldx, int64_t m, int64_t k0, int64_t kc, float* out) {
-    for (int64_t r = 0; r < MR; ++r) {
-        if (m + r < M) {
-            const float* xr = x + (m + r) * ldx + k0;
-            for (int64_t k = 0; k < kc; ++k) out[k * MR + r] = xr[k];
-        } else {
-            for (int64_t k = 0; k < kc; ++k) out[k * MR + r] = 0.0f;
-        }
-    }
-}
-
-// W rows [n, n + cols) × k [k0, k0 + kc) widened to f32 as [k][NR]; columns at or past cols are zeros.
-void pack_w(const matrix_view& Wm, int64_t n, int64_t cols, int64_t k0, int64_t kc, float* line, float* out) {
-    for (int64_t c = 0; c < NR; ++c) {
-        if (c < cols) {
-            const float* src = line;
-            if (Wm.type == dtype::f32) src = reinterpret_cast<const float*>(Wm.row(n + c)) + k0;
-            else widen_segment(Wm, n + c, k0, kc, line);
-            for (int64_t k = 0; k < kc; ++k) out[k * NR + c] = src[k];
-        } else {
-            for (int64_t k = 0; k < kc; ++k) out[k * NR + c] = 0.0f;
-        }
-    }
-}
-
-// One register tile: acc[r][h] (columns h·W … h·W + W − 1) = Σ_k a[k][r] · b[k][h·W …], then into y (rows < rows,
-// columns < cols): y = acc + bias on the first k block, y += acc after it. The accumulators are locals of this one
-// function so that they stay in registers.
-[[gnu::noinline]] void micro_tile(const float* a, const float* b, int64_t kc, int64_t rows, int64_t cols, const float* bias, bool first,
-                                  float* y, int64_t ldy) {
-    B c00(0.0f), c01(0.0f), c10(0.0f), c11(0.0f), c20(0.0f), c21(0.0f), c30(0.0f), c31(0.0f);
-    static_assert(MR == 4, "the tile below is written out for 4 rows");
-    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
-        const B b0 = B::load_aligned(b), b1 = B::load_aligned(b + W);
-        const B a0(a[0]), a1(a[1]), a2(a[2]), a3(a[3]);
-        c00 = xsimd::fma(a0, b0, c00);
-        c01 = xsimd::fma(a0, b1, c01);
-        c10 = xsimd::fma(a1, b0, c10);
-        c11 = xsimd::fma(a1, b1, c11);
-        c20 = xsimd::fma(a2, b0, c20);
-        c21 = xsimd::fma(a2, b1, c21);
-        c30 = xsimd::fma(a3, b0, c30);
-        c31 = xsimd::fma(a3, b1, c31);
-    }
-    const B acc[MR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}};
-    if (cols == NR) {
-        const B b0 = bias && first ? B::load_unaligned(bias) : B(0.0f), b1 = bias && first ? B::load_unaligned(bias + W) : B(0.0f);
-        for (int64_t r = 0; r < rows; ++r) {
-            float* yr = y + r * ldy;
-            const B y0 = first ? b0 : B::load_unaligned(yr), y1 = first ? b1 : B::load_unaligned(yr + W);
-            (acc[r][0] + y0).store_unaligned(yr);
-            (acc[r][1] + y1).store_unaligned(yr + W);
-        }
-        return;
-    }
-    alignas(64) float t[2 * W];
-    for (int64_t r = 0; r < rows; ++r) {
-        acc[r][0].store_aligned(t);
-        acc[r][1].store_aligned(t + W);
-        float* yr = y + r * ldy;
-        for (int64_t c = 0; c < cols; ++c) yr[c] = t[c] + (first ? (bias ? bias[c] : 0.0f) : yr[c]);
-    }
-}
-
-// Called through a pointer the compiler must read, so that wasm-opt keeps it out of matmul (see q8_tile_ptr in matmul-q8.cpp).
-void (*volatile micro_tile_ptr)(const float*, const float*, int64_t, int64_t, int64_t, const float*, bool, float*, int64_t) = &micro_tile;
-
-void gemm_packed(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
-                 int64_t n0, int64_t n1) {
-    const int64_t K = Wm.n_cols, tiles = (M + MR - 1) / MR, kc_max = std::min(K, KC);
-    float* apack = scratch(apack_buf, size_t(tiles * MR * kc_max));
-    float* bpack = scratch(bpack_buf, size_t(NR * kc_max) + size_t(W));  // + W: room to align to the vector size
-    bpack += (W - int64_t(reinterpret_cast<uintptr_t>(bpack) / sizeof(float) % W)) % W;
-    float* line = scratch(panel_buf, size_t(kc_max));
-    const auto tile = micro_tile_ptr;
-    for (int64_t k0 = 0; k0 < K; k0 += KC) {
-        const int64_t kc = std::min(KC, K - k0);
-        for (int64_t t = 0; t < tiles; ++t) pack_x(x, M, ldx, t * MR, k0, kc, apack + t * MR * kc);
-        for (int64_t n = n0; n < n1; n += NR) {
-            const int64_t cols = std::min(NR, n1 - n);
-            pack_w(Wm, n, cols, k0, kc, line, bpack);
-            for (int64_t t = 0; t < tiles; ++t) {
-                tile(apack + t * MR * kc, bpack, kc, std::min(MR, M - t * MR), cols, bias ? bias + n : nullptr, k0 == 0,
-                           y + t * MR * ldy + n, ldy);
-            }
-        }
-    }
-}
-
 // Out of line, so that no throw sits in the function the hot loops are inlined into (it slows them under wasm EH).
 [[noreturn, gnu::noinline]] void unsupported(dtype t) { throw error(std::string("matmul: ") + dtype_name(t) + " weights are not computed"); }
 
 }  // namespace
 
-// f32, f16, bf16 weights: from 2 rows of x to below this many, W one row at a time (gemm_rows_stream); from there to
-// 16, the tile on 4 W rows (gemm_small).
+// f32, f16, bf16 weights: from 2 rows of x to below this many, W one row at a time (gemm_rows_stream); from there on,
+// the tile on 4 W rows (gemm_small).
 constexpr int64_t kStreamRowsMax = 6;
 // … unless x's rows outgrow L1: one W row at a time then reads all of them again from L2 for every W row
 constexpr int64_t kRowsL1Bytes = 16 * 1024;
@@ -384,8 +289,7 @@ namespace {
 // tiles above): wasm-opt inlines every function that has one caller, and matmul with all its paths inlined was
 // ~750 KB of machine code in which V8's register allocator kept the kernels' accumulators on the stack.
 using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
-path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7, p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_packed = &gemm_packed,
-              p_gemm_small = &gemm_small, p_gemm_rows = &gemm_rows_stream, p_gemv_f32 = &gemv_one_stream<f32_rows>,
+path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7, p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small, p_gemm_rows = &gemm_rows_stream, p_gemv_f32 = &gemv_one_stream<f32_rows>,
               p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
@@ -412,7 +316,8 @@ void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
     // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1, q4_K, q5_K as codes and minimums;
     // q3_K, q6_K as codes with scales per 16
     else if (traits(Wm.type).to_q8_0 || traits(Wm.type).to_codes32 || traits(Wm.type).to_codes16) f = p_gemm_q8;
-    else if (M >= 16) f = p_gemm_packed;
+    // f32, f16, bf16 (and q2_K from 16 rows on, widened): the tile on W's rows from 6 rows on (and from 2 where x's
+    // rows outgrow L1)
     else if (M >= kStreamRowsMax || M * Wm.n_cols * 4 > kRowsL1Bytes) f = p_gemm_small;
     else if (M >= 2) f = p_gemm_rows;
     else if (Wm.type == dtype::f32) f = p_gemv_f32;
