@@ -289,8 +289,9 @@ namespace {
 // tiles above): wasm-opt inlines every function that has one caller, and matmul with all its paths inlined was
 // ~750 KB of machine code in which V8's register allocator kept the kernels' accumulators on the stack.
 using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
-path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7, p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small, p_gemm_rows = &gemm_rows_stream, p_gemv_f32 = &gemv_one_stream<f32_rows>,
-              p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
+path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7,
+              p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small, p_gemm_rows = &gemm_rows_stream,
+              p_gemv_f32 = &gemv_one_stream<f32_rows>, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
 bool matmul_takes_u7(dtype w, int64_t M) { return M >= kQ8TileRows && u7_computes(w) && relaxed_simd(); }

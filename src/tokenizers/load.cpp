@@ -749,14 +749,26 @@ std::unique_ptr<tokenizer> load_tokenizer_json(std::string_view text, const std:
 std::unique_ptr<tokenizer> load_sentencepiece(std::string_view model, const std::string& file) { return sentencepiece_file(model, file, {}); }
 
 namespace {
+// A GGUF boolean key, dflt when the file does not have it.
+bool gguf_flag(const gguf_file& g, const char* key, bool dflt) { return g.has(key) ? g.kv.at(key).u != 0 : dflt; }
+
 // A GGUF vocabulary's template: BOS before the text when tokenizer.ggml.add_bos_token says so (add_bos_default when
 // the file does not say), EOS after it when tokenizer.ggml.add_eos_token does.
 special_template gguf_template(const gguf_file& g, const special_tokens& found, bool add_bos_default) {
-    auto flag = [&](const char* k, bool dflt) { return g.has(k) ? g.kv.at(k).u != 0 : dflt; };
     special_template t;
-    if (flag("tokenizer.ggml.add_bos_token", add_bos_default) && found.bos >= 0) t.before.push_back(found.bos);
-    if (flag("tokenizer.ggml.add_eos_token", false) && found.eos >= 0) t.after.push_back(found.eos);
+    if (gguf_flag(g, "tokenizer.ggml.add_bos_token", add_bos_default) && found.bos >= 0) t.before.push_back(found.bos);
+    if (gguf_flag(g, "tokenizer.ggml.add_eos_token", false) && found.eos >= 0) t.after.push_back(found.eos);
     return t;
+}
+
+// An encoder's vocabulary (general.architecture bert: RoBERTa's "roberta-bpe", XLM-R's "t5") takes RoBERTa's
+// template, <s> A </s> and <s> A </s></s> B </s>, whatever add_bos / add_eos say: true when it was set.
+bool set_encoder_template(const gguf_file& g, tokenizer& tok) {
+    const special_tokens& r = tok.special();
+    const int32_t first = r.cls >= 0 ? r.cls : r.bos, last = r.sep >= 0 ? r.sep : r.eos;
+    if (!g.has("general.architecture") || g.get_string("general.architecture") != "bert" || first < 0 || last < 0) return false;
+    tok.set_template(special_template::roberta(first, last));
+    return true;
 }
 // A SentencePiece tokenizer from a GGUF vocabulary (tokenizer.ggml.model "llama" or "t5"): the pieces from
 // tokenizer.ggml.tokens, .scores and .token_type into m (whose type and normalizer the caller set), one unknown
@@ -869,14 +881,7 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
                                         (pre_name == "modern-bert" && tokens[i] == "[MASK]") || (pre_name == "roberta-bpe" && tokens[i] == "<mask>"));
         }
         assign_roles(*bpe, {}, g.file_name, found);
-        // an encoder's byte-level vocabulary (general.architecture bert: RoBERTa, llama.cpp's "roberta-bpe") takes
-        // RoBERTa's <s> A </s>, <s> A </s></s> B </s>; the others what the file's add_bos / add_eos say
-        const special_tokens& r = bpe->special();
-        const int32_t first = r.cls >= 0 ? r.cls : r.bos, last = r.sep >= 0 ? r.sep : r.eos;
-        if (g.has("general.architecture") && g.get_string("general.architecture") == "bert" && first >= 0 && last >= 0)
-            bpe->set_template(special_template::roberta(first, last));
-        else
-            bpe->set_template(gguf_template(g, found, false));
+        if (!set_encoder_template(g, *bpe)) bpe->set_template(gguf_template(g, found, false));
         return bpe;
     }
     if (model == "llama") {
@@ -885,7 +890,7 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
         sentencepiece_model m;
         m.type = sentencepiece_model::kind::bpe;
         m.remove_extra_whitespaces = false;
-        if (g.has("tokenizer.ggml.add_space_prefix")) m.add_dummy_prefix = g.kv.at("tokenizer.ggml.add_space_prefix").u != 0;
+        m.add_dummy_prefix = gguf_flag(g, "tokenizer.ggml.add_space_prefix", true);
         auto spm = gguf_sentencepiece(g, tokens, std::move(m), found, "llama");
         spm->set_template(gguf_template(g, found, true));  // llama.cpp adds BOS for SentencePiece vocabularies by default
         return spm;
@@ -897,9 +902,8 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
         // in fairseq's order (<s> <pad> </s> <unk>, then the pieces one later), so its ids are Hugging Face's.
         sentencepiece_model m;
         m.type = sentencepiece_model::kind::unigram;
-        auto flag = [&](const char* k, bool dflt) { return g.has(k) ? g.kv.at(k).u != 0 : dflt; };
-        m.add_dummy_prefix = flag("tokenizer.ggml.add_space_prefix", true);
-        m.remove_extra_whitespaces = flag("tokenizer.ggml.remove_extra_whitespaces", true);
+        m.add_dummy_prefix = gguf_flag(g, "tokenizer.ggml.add_space_prefix", true);
+        m.remove_extra_whitespaces = gguf_flag(g, "tokenizer.ggml.remove_extra_whitespaces", true);
         if (const char* k = "tokenizer.ggml.precompiled_charsmap"; g.has(k)) {
             const gguf_value& v = g.kv.at(k);
             if (v.type != gguf_type::array || (v.elem != gguf_type::u8 && v.elem != gguf_type::i8))
@@ -908,12 +912,7 @@ std::unique_ptr<tokenizer> load_tokenizer(const gguf_file& g, int64_t n_vocab) {
             for (double b : v.nums) m.precompiled_charsmap.push_back(char(uint8_t(int(b) & 0xFF)));
         }
         auto spm = gguf_sentencepiece(g, tokens, std::move(m), found, "t5");
-        // an encoder's (general.architecture bert: XLM-RoBERTa) <s> A </s>, <s> A </s></s> B </s>; T5's A </s>
-        const special_tokens& r = spm->special();
-        const int32_t first = r.cls >= 0 ? r.cls : r.bos, last = r.sep >= 0 ? r.sep : r.eos;
-        const bool encoder = g.has("general.architecture") && g.get_string("general.architecture") == "bert";
-        if (encoder && first >= 0 && last >= 0) spm->set_template(special_template::roberta(first, last));
-        else if (!encoder && r.eos >= 0) spm->set_template(special_template::t5(r.eos));
+        if (!set_encoder_template(g, *spm) && spm->special().eos >= 0) spm->set_template(special_template::t5(spm->special().eos));  // T5's A </s>
         return spm;
     }
     throw error(g.file_name + ": tokenizer.ggml.model \"" + model + "\" is not supported (supported: bert, gpt2, llama, t5)");
