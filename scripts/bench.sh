@@ -34,9 +34,9 @@ fi
 models=build/bench-models
 for f in bert-base/model.safetensors gpt2-base/model.safetensors onnx/{bert,gpt2}-{fp32,int8}.onnx gguf/gpt2-{f32,q8_0,q4_0}.gguf; do
   [ -f "$models/$f" ] && continue
-  if ! /usr/bin/python3 -c 'import torch, onnx, numpy' 2>/dev/null; then
-    echo "bench: $models/$f is missing; the models are made with Debian's python3, torch and onnx:" >&2
-    echo "  apt-get install -y python3-torch python3-onnx python3-numpy libopenblas0-pthread" >&2
+  if ! /usr/bin/python3 -c 'import torch, onnx, numpy, regex' 2>/dev/null; then
+    echo "bench: $models/$f is missing; the models are made with Debian's python3, torch, onnx and regex:" >&2
+    echo "  apt-get install -y python3-torch python3-onnx python3-numpy python3-regex libopenblas0-pthread" >&2
     exit 1
   fi
   echo "bench: making the models in $models (first run: a few minutes)"
