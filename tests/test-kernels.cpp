@@ -138,6 +138,17 @@ TEST_CASE("the instance runs relaxed SIMD exactly where its runner expects it", 
     // which through WF_EXPECT_RELAXED; native and Node runs expect nothing
     const char* want = std::getenv("WF_EXPECT_RELAXED");
     if (want) REQUIRE(wf::relaxed_simd() == (want[0] == '1'));
+    // the f32 tile's multiply-adds are relaxed SIMD's there (so check_matmul's f32, f16 and bf16 cases from 6 rows on
+    // test them against the scalar twin); the GEMVs and the integer paths have none
+    for (dtype type : {dtype::f32, dtype::f16, dtype::bf16}) {
+        REQUIRE(wf::matmul_fuses(type, 6, 33) == wf::relaxed_simd());
+        REQUIRE(wf::matmul_fuses(type, 130, 768) == wf::relaxed_simd());
+        REQUIRE(wf::matmul_fuses(type, 4, 3072) == wf::relaxed_simd());  // x's rows outgrow L1: the tile
+        REQUIRE_FALSE(wf::matmul_fuses(type, 1, 768));
+        REQUIRE_FALSE(wf::matmul_fuses(type, 4, 768));
+    }
+    REQUIRE_FALSE(wf::matmul_fuses(dtype::q8_0, 130, 768));
+    REQUIRE_FALSE(wf::matmul_fuses(dtype::q4_k, 130, 768));
 }
 
 TEST_CASE("matmul_q7 (relaxed SIMD's integer path) matches its scalar twin and f32 within 7-bit quantization", "[kernels][matmul]") {

@@ -7,7 +7,11 @@
 // on packed panels (x and W copied per k block into the tile's order) that measured slower in both runtimes at every
 // M: BERT-base fill-mask at 128 tokens 488 → 429 ms in Node and 461 → 402 ms in Chromium, one text of 32 tokens on
 // DistilBERT-base 82 → 57 ms and 82 → 55 ms (npm run bench, the same runs as onnxruntime-web; wf-bench-kernels: 2304 ×
-// 768 from memory at 32 rows 3.47 → 2.26 ms, at 128 rows in cache 73–78 % → 88–96 % of the mul-add ceiling).
+// 768 from memory at 32 rows 3.47 → 2.26 ms, at 128 rows in cache 73–78 % → 88–96 % of the mul-add ceiling). Where the
+// instance runs relaxed SIMD (Chromium) the tile's multiply-adds are f32x4.relaxed_madd (gemm_small<true>): one FMA
+// where the CPU has it. On an Intel Xeon (FMA on two ports, the adds sharing one of them with the multiplies) BERT-base
+// fill-mask at 128 tokens took 762 → 629 ms, one text of 32 tokens on DistilBERT-base 105 → 88 ms; on an AMD EPYC
+// (separate add and multiply pipes) an earlier session measured no difference.
 // Decode and beams (M < 6) read W rows straight from storage, one at a time (one sequential stream), widened
 // in registers for one row of x (gemv_one_stream) or into a line for 2 to 5 (gemm_rows_stream) — unless those rows
 // of x outgrow L1 (4 rows of a 3072-wide ffn_down: 48 KB), where the tile takes them (768 × 3072 f32 at 4 rows in
@@ -88,8 +92,19 @@ struct bf16_rows {
 };
 
 // --- the register tile ---------------------------------------------------------------------------------------
+// c + a·b. Fused: relaxed SIMD's f32x4.relaxed_madd (kernels/relaxed.h), taken only where the instance runs it — one
+// instruction where the CPU has FMA (one rounding), a multiply and an add where it has not. Otherwise xsimd's fma,
+// which under wasm SIMD128 is a multiply and an add.
+template <bool Fused>
+inline B madd(B a, B b, B c) {
+#if defined(__wasm_simd128__)
+    if constexpr (Fused) return B(__m128(wf_relaxed_madd_f32x4(v128_t(__m128(a)), v128_t(__m128(b)), v128_t(__m128(c)))));
+#endif
+    return xsimd::fma(a, b, c);
+}
+
 // out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR f32 rows of W.
-template <int MR, int NR>
+template <int MR, int NR, bool Fused>
 inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, float (&out)[MR][NR]) {
     B acc[MR][NR];
     for (int m = 0; m < MR; ++m)
@@ -100,7 +115,7 @@ inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K
         for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(x + m * ldx + k);
         for (int n = 0; n < NR; ++n) {
             const B wv = f32_rows::load(w[n], k);
-            for (int m = 0; m < MR; ++m) acc[m][n] = xsimd::fma(xv[m], wv, acc[m][n]);
+            for (int m = 0; m < MR; ++m) acc[m][n] = madd<Fused>(xv[m], wv, acc[m][n]);
         }
     }
     for (int m = 0; m < MR; ++m)
@@ -112,25 +127,25 @@ inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K
         }
 }
 
-template <int MR, int NR>
+template <int MR, int NR, bool Fused>
 inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, const float* bias, int64_t n0,
                        float* y, int64_t ldy) {
     float out[MR][NR];
-    tile<MR, NR>(x, ldx, w, K, out);
+    tile<MR, NR, Fused>(x, ldx, w, K, out);
     for (int m = 0; m < MR; ++m)
         for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
 }
 
 // Rows [m0, m1) of x against the NR W rows starting at n0 (NR ≤ 2 here), tiles of 4 rows then the remainder.
-template <int NR>
+template <int NR, bool Fused>
 void sweep_rows(const float* x, int64_t m0, int64_t m1, int64_t ldx, const uint8_t* const* w, int64_t K,
                 const float* bias, int64_t n0, float* y, int64_t ldy) {
     int64_t m = m0;
-    for (; m + 4 <= m1; m += 4) store_tile<4, NR>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy);
+    for (; m + 4 <= m1; m += 4) store_tile<4, NR, Fused>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy);
     switch (m1 - m) {
-    case 3: store_tile<3, NR>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
-    case 2: store_tile<2, NR>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
-    case 1: store_tile<1, NR>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 3: store_tile<3, NR, Fused>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 2: store_tile<2, NR, Fused>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
+    case 1: store_tile<1, NR, Fused>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
     default: break;
     }
 }
@@ -236,7 +251,9 @@ void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view&
 }
 
 // 6 rows of x and more: the register tile in dot-product form on W's rows, which are read where they are stored (f32)
-// or widened a pair at a time into a small panel (see the top of this file for what it replaced).
+// or widened a pair at a time into a small panel (see the top of this file for what it replaced). Fused: its
+// multiply-adds are relaxed SIMD's (gemm_small_fused, where the instance runs it).
+template <bool Fused>
 void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                 int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
@@ -248,12 +265,12 @@ void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, c
             const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
             touch_rows(Wm, n + 4, n1);
             int64_t m = 0;
-            for (; m + 2 <= M; m += 2) store_tile<2, 4>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
-            if (m < M) store_tile<1, 4>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+            for (; m + 2 <= M; m += 2) store_tile<2, 4, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+            if (m < M) store_tile<1, 4, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
         }
         for (; n < n1; ++n) {
             const uint8_t* w[1] = {Wm.row(n)};
-            sweep_rows<1>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+            sweep_rows<1, Fused>(x, 0, M, ldx, w, K, bias, n, y, ldy);
         }
         return;
     }
@@ -265,8 +282,8 @@ void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, c
             widen_segment(Wm, n + j, 0, K, panel + j * K);
             w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
         }
-        if (nr == 2) sweep_rows<2>(x, 0, M, ldx, w, K, bias, n, y, ldy);
-        else sweep_rows<1>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+        if (nr == 2) sweep_rows<2, Fused>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+        else sweep_rows<1, Fused>(x, 0, M, ldx, w, K, bias, n, y, ldy);
     }
 }
 
@@ -290,7 +307,8 @@ namespace {
 // ~750 KB of machine code in which V8's register allocator kept the kernels' accumulators on the stack.
 using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
 path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7,
-              p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small, p_gemm_rows = &gemm_rows_stream,
+              p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small<false>,
+              p_gemm_small_fused = &gemm_small<true>, p_gemm_rows = &gemm_rows_stream,
               p_gemv_f32 = &gemv_one_stream<f32_rows>, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
@@ -304,29 +322,37 @@ void gemm_u7_path(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm,
 path volatile p_gemm_u7 = &gemm_u7_path;
 }  // namespace
 
+namespace {
+// The path matmul takes for M rows of x against weights of type w with K columns (null: none computes it).
+path choose(dtype w, int64_t M, int64_t K) {
+    if (M < 16 && gemv_quant_computes(w)) return p_gemv_quant;
+    // with relaxed SIMD, on its int8 dot product: the types whose codes fit in 7 bits as the plain tile computes them,
+    // q8_0 and iq4_nl on 7-bit activations
+    if (matmul_takes_u7(w, M)) return p_gemm_u7;
+    if (matmul_takes_q7(w, M)) return p_gemm_q7;
+    if (w == dtype::q8_0) return M >= kQ8TileRows ? p_gemm_q8 : p_gemv_q8;
+    // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1, q4_K, q5_K as codes and minimums;
+    // q3_K, q6_K as codes with scales per 16
+    if (traits(w).to_q8_0 || traits(w).to_codes32 || traits(w).to_codes16) return p_gemm_q8;
+    // f32, f16, bf16 (and q2_K from 16 rows on, widened): the tile on W's rows from 6 rows on (and from 2 where x's
+    // rows outgrow L1), its multiply-adds relaxed SIMD's where the instance runs it
+    if (M >= kStreamRowsMax || M * K * 4 > kRowsL1Bytes) return relaxed_simd() ? p_gemm_small_fused : p_gemm_small;
+    if (M >= 2) return p_gemm_rows;
+    if (w == dtype::f32) return p_gemv_f32;
+    if (w == dtype::f16) return p_gemv_f16;
+    if (w == dtype::bf16) return p_gemv_bf16;
+    return nullptr;
+}
+}  // namespace
+
+bool matmul_fuses(dtype w, int64_t M, int64_t K) { return M > 0 && choose(w, M, K) == p_gemm_small_fused; }
+
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end) {
     if (M <= 0 || n_begin >= n_end) return;
-    path f = nullptr;
-    if (M < 16 && gemv_quant_computes(Wm.type)) f = p_gemv_quant;
-    // with relaxed SIMD, on its int8 dot product: the types whose codes fit in 7 bits as the plain tile computes them,
-    // q8_0 and iq4_nl on 7-bit activations
-    else if (matmul_takes_u7(Wm.type, M)) f = p_gemm_u7;
-    else if (matmul_takes_q7(Wm.type, M)) f = p_gemm_q7;
-    else if (Wm.type == dtype::q8_0) f = M >= kQ8TileRows ? p_gemm_q8 : p_gemv_q8;
-    // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1, q4_K, q5_K as codes and minimums;
-    // q3_K, q6_K as codes with scales per 16
-    else if (traits(Wm.type).to_q8_0 || traits(Wm.type).to_codes32 || traits(Wm.type).to_codes16) f = p_gemm_q8;
-    // f32, f16, bf16 (and q2_K from 16 rows on, widened): the tile on W's rows from 6 rows on (and from 2 where x's
-    // rows outgrow L1)
-    else if (M >= kStreamRowsMax || M * Wm.n_cols * 4 > kRowsL1Bytes) f = p_gemm_small;
-    else if (M >= 2) f = p_gemm_rows;
-    else if (Wm.type == dtype::f32) f = p_gemv_f32;
-    else if (Wm.type == dtype::f16) f = p_gemv_f16;
-    else if (Wm.type == dtype::bf16) f = p_gemv_bf16;
-    else unsupported(Wm.type);
+    const path f = choose(Wm.type, M, Wm.n_cols);
+    if (!f) unsupported(Wm.type);
     f(x, M, ldx, Wm, bias, y, ldy, n_begin, n_end);
 }
-
 
 }  // namespace wf

@@ -14,6 +14,8 @@ extern "C" {
 int wf_relaxed_simd(void);
 // i32x4.relaxed_dot_i8x16_i7x16_add_s: per int32 lane i, c[i] + Σ_{j<4} a[4i+j]·b[4i+j], a int8, b in [0, 127]
 v128_t wf_relaxed_dot_i8x16_i7x16_add_s(v128_t a, v128_t b, v128_t c);
+// f32x4.relaxed_madd: a·b + c per lane, fused (one rounding) where the CPU has FMA, else a multiply then an add
+v128_t wf_relaxed_madd_f32x4(v128_t a, v128_t b, v128_t c);
 }
 #endif
 
