@@ -319,6 +319,7 @@ void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, 
         const int64_t rows = std::min<int64_t>(4, n1 - n);
         const uint8_t* w[4];
         for (int j = 0; j < 4; ++j) w[j] = W.row(n + std::min<int64_t>(j, rows - 1));
+        touch_ahead ahead(W, n + 4, n1);
         for (int64_t b = 0; b < nb; ++b) {
             fst(sc + 8 * b, half4(w, b * T::bytes));
             if constexpr (T::has_min) fst(sc + 8 * b + 4, half4(w, b * T::bytes + 2));
@@ -326,6 +327,7 @@ void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, 
         V acc[M];
         for (int m = 0; m < M; ++m) acc[m] = fset(0.0f);
         for (int64_t b = 0; b < nb; ++b) {
+            ahead.step(4 * T::bytes);
             V xv[M][4], s[M][4];
             for (int m = 0; m < M; ++m)
                 for (int i = 0; i < 4; ++i) xv[m][i] = ld((T::z_form ? a.z : a.q) + m * K + b * 32 + 8 * i);
@@ -549,10 +551,11 @@ void gemvK(const actsK& a, const matrix_view& W, const float* bias, float* y, in
         const int64_t rows = std::min<int64_t>(4, n1 - n);
         const uint8_t* w[4];
         for (int j = 0; j < 4; ++j) w[j] = W.row(n + std::min<int64_t>(j, rows - 1));
-        touch_rows(W, n + 4, n1);
+        touch_ahead ahead(W, n + 4, n1);
         V acc[M];
         for (int m = 0; m < M; ++m) acc[m] = fset(0.0f);
         for (int64_t b = 0; b < nb; ++b) {
+            ahead.step(4 * T::bytes);
             sb_args<M> args;
             for (int m = 0; m < M; ++m) {
                 args.x[m] = a.q + m * K + b * qk_k;
