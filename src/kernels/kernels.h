@@ -78,8 +78,8 @@ void matmul_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, con
 bool u7_computes(dtype w);
 // Whether matmul takes matmul_u7 for these weights and rows in this instance.
 bool matmul_takes_u7(dtype w, int64_t M);
-// Whether matmul's f32 tile (f32, f16, bf16 and q2_K weights, from 6 rows of x on) multiplies and adds with relaxed
-// SIMD's f32x4.relaxed_madd in this instance: fused, one rounding, where the CPU has FMA.
+// Whether matmul takes its f32 tile (f32, f16, bf16 and q2_K weights: from 6 rows of x on, or fewer rows whose K values
+// outgrow L1) with relaxed SIMD's f32x4.relaxed_madd in this instance: fused, one rounding, where the CPU has FMA.
 bool matmul_fuses(dtype w, int64_t M, int64_t K);
 // n floats (a multiple of 32) per block of 32 as whole numbers in [−63, 63] (q, rounded half away from zero) at
 // scale d = amax / 63 (f32, one per block): the activations of matmul's relaxed-SIMD integer tile, whose int8 dot

@@ -252,7 +252,7 @@ void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view&
 
 // 6 rows of x and more: the register tile in dot-product form on W's rows, which are read where they are stored (f32)
 // or widened a pair at a time into a small panel (see the top of this file for what it replaced). Fused: its
-// multiply-adds are relaxed SIMD's (gemm_small_fused, where the instance runs it).
+// multiply-adds are relaxed SIMD's (p_gemm_small_fused, where the instance runs it).
 template <bool Fused>
 void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                 int64_t n0, int64_t n1) {
@@ -345,7 +345,7 @@ path choose(dtype w, int64_t M, int64_t K) {
 }
 }  // namespace
 
-bool matmul_fuses(dtype w, int64_t M, int64_t K) { return M > 0 && choose(w, M, K) == p_gemm_small_fused; }
+bool matmul_fuses(dtype w, int64_t M, int64_t K) { return choose(w, M, K) == p_gemm_small_fused; }
 
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end) {

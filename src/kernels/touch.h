@@ -8,26 +8,15 @@
 
 namespace wf {
 
-// Reads one byte of every 64-byte line of rows [n, n + 4) of W (those that exist), in order: called for the group of
-// rows after the one a kernel is computing, so that memory delivers them as one sequential stream, many misses in
-// flight at once, while the kernel works on rows already cached (its own loads come one computed block at a time, or
-// from 4 rows side by side: 4 streams, which this machine reads at about half the speed of one). The bytes' sum goes
-// to a sink so that the loads stay.
+// Read-ahead for the group of 4 W rows [n, n + 4) (those that exist) after the one a kernel is computing: one byte of
+// every 64-byte line, in order, so that memory delivers them as one sequential stream while the kernel works on rows
+// already cached (its own loads come one computed block at a time, or from 4 rows side by side: 4 streams, which
+// this machine reads at about half the speed of one). The bytes' sum goes to a sink so that the loads stay.
+// step(bytes) touches the next `bytes` bytes of the group: called once per block of the current group with a block's
+// worth of the 4 rows, a few misses are in flight while each block computes, instead of all of them at once before it
+// (the block-type GEMVs: wf-bench-kernels blocks, Node, cache-cold, against touching the whole group first: Q4_0
+// 0.78–0.98×, IQ4_NL 0.77–0.93×, the K-quants 0.82–0.90× of the time; q8_0's GEMV gained from neither).
 inline thread_local volatile uint32_t touch_sink;
-inline void touch_rows(const matrix_view& W, int64_t n, int64_t n1) {
-    if (n >= n1) return;
-    const uint8_t* p = W.row(n);
-    const int64_t bytes = std::min<int64_t>(4, n1 - n) * row_bytes(W.type, W.n_cols);
-    uint32_t s = 0;
-    for (int64_t at = 0; at < bytes; at += 64) s += p[at];
-    touch_sink = s;
-}
-
-// The same read-ahead spread over a kernel's loop over the current group's blocks: step(bytes) touches the lines of
-// the next group's next `bytes` bytes (a block's worth of its 4 rows), so that a few misses are in flight while each
-// block computes, instead of all of the next group's at once before it (the block-type GEMVs: wf-bench-kernels
-// blocks, Node, cache-cold, against touch_rows there: Q4_0 0.78–0.98×, IQ4_NL 0.77–0.93×, the K-quants 0.82–0.90× of
-// the time; q8_0's GEMV gained from neither).
 class touch_ahead {
 public:
     touch_ahead(const matrix_view& W, int64_t n, int64_t n1)
@@ -36,6 +25,7 @@ public:
         at_ = std::min(at_ + bytes, size_);
         for (; done_ < at_; done_ += 64) s_ += p_[done_];
     }
+    void all() { step(size_); }
     ~touch_ahead() { touch_sink = s_; }
 
 private:
@@ -43,5 +33,8 @@ private:
     int64_t size_, at_ = 0, done_ = 0;
     uint32_t s_ = 0;
 };
+
+// The whole group at once (the f32 tile, whose 4 W rows are swept by all rows of x).
+inline void touch_rows(const matrix_view& W, int64_t n, int64_t n1) { touch_ahead(W, n, n1).all(); }
 
 }  // namespace wf
