@@ -28,6 +28,7 @@
 #include "gguf-builder.h"
 #include "helpers.h"
 #include "kernels/quants.h"
+#include "kernels/relaxed.h"
 #include "models/registry.h"
 #include "nn/weights.h"
 
@@ -300,10 +301,16 @@ TEST_CASE("q8_K activations quantize byte for byte as ggml's quantize_row_q8_K_r
     }
 }
 
-TEST_CASE("The integer GEMV equals its scalar twin bit for bit on every block type", "[quants][matmul]") {
+// [kernels]: tests/browser/relaxed-simd.test.mjs runs it in Chromium too, where the relaxed-SIMD instance takes the
+// int8 form (relaxed SIMD's dot product) — natively, SSE4.1 emulates that instruction.
+TEST_CASE("The integer GEMV equals its scalar twin bit for bit on every block type, in both forms", "[quants][matmul][kernels]") {
     uint32_t seed = 1;
+    INFO("relaxed SIMD: " << wf::relaxed_simd());
     for (dtype t : kBlockTypes) {
         if (!wf::gemv_quant_computes(t)) continue;  // q8_0 has its own kernels (tests/test-kernels.cpp)
+        // the int8 form is the instance's where it runs relaxed SIMD, for the types whose codes fit in 7 bits
+        const bool codes7 = t != dtype::iq4_nl && t != dtype::q2_k && t != dtype::q3_k;
+        REQUIRE(wf::gemv_quant_int8(t) == (codes7 && wf::relaxed_simd()));
         for (int64_t K : {256, 768, 2304})
             for (int64_t N : {1, 3, 4, 5, 17, 33})
                 for (int64_t M : {1, 2, 3, 4, 7}) {
@@ -312,12 +319,14 @@ TEST_CASE("The integer GEMV equals its scalar twin bit for bit on every block ty
                     const wf::matrix_view W{t, N, K, bytes.data()};
                     const auto x = wft::random_floats(size_t(M * K), seed++, -3.0f, 3.0f);
                     const auto bias = wft::random_floats(size_t(N), seed++);
-                    std::vector<float> y(size_t(M * N), NAN), yr(size_t(M * N), NAN);
+                    std::vector<float> y(size_t(M * N), NAN), y8(size_t(M * N), NAN), yr(size_t(M * N), NAN);
                     wf::gemv_quant(x.data(), M, K, W, bias.data(), y.data(), N, 0, N);
+                    wf::gemv_quant_form(x.data(), M, K, W, bias.data(), y8.data(), N, 0, N, true);
                     wf::ref::gemv_quant(x.data(), M, K, W, bias.data(), yr.data(), N, 0, N);
                     for (size_t i = 0; i < y.size(); ++i) {
                         REQUIRE(std::isfinite(y[i]));
                         REQUIRE(same_bits(y[i], yr[i]));
+                        REQUIRE(same_bits(y8[i], yr[i]));
                     }
                 }
     }
