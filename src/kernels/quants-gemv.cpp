@@ -35,6 +35,7 @@
 
 #include "core/error.h"
 #include "kernels/kernels.h"
+#include "kernels/half4.h"
 #include "kernels/quants.h"
 #include "kernels/relaxed.h"
 #include "kernels/touch.h"
@@ -110,8 +111,6 @@ inline V set8(int8_t v) { return wasm_i8x16_splat(v); }
 inline V sub8(V a, V b) { return wasm_i8x16_sub(a, b); }
 inline V set32(int32_t v) { return wasm_i32x4_splat(v); }
 inline V make32(int32_t a, int32_t b, int32_t c, int32_t d) { return wasm_i32x4_make(a, b, c, d); }
-inline V shl32(V a, int n) { return wasm_i32x4_shl(a, uint32_t(n)); }
-inline V gt32(V a, V b) { return wasm_i32x4_gt(a, b); }
 inline V zero() { return wasm_i32x4_splat(0); }
 inline V madd(V a, V b) { return wasm_i32x4_dot_i16x8(a, b); }  // int16 pairs → int32
 inline V add32(V a, V b) { return wasm_i32x4_add(a, b); }
@@ -142,7 +141,6 @@ inline V fld(const float* p) { return wasm_v128_load(p); }
 inline V fmake(float a, float b, float c, float d) { return wasm_f32x4_make(a, b, c, d); }
 inline void fst(float* p, V v) { wasm_v128_store(p, v); }
 inline V shr8(V a, int n) { return wasm_u8x16_shr(a, uint32_t(n)); }
-inline V shl8(V a, int n) { return wasm_i8x16_shl(a, uint32_t(n)); }
 // c + per int32 lane the sum of 4 products a·b, a int8, b in [0, 127]: relaxed SIMD's int8 dot product
 inline V rdot(V a, V b, V c) { return wf_relaxed_dot_i8x16_i7x16_add_s(a, b, c); }
 #else
@@ -158,8 +156,6 @@ inline V set8(int8_t v) { return _mm_set1_epi8(v); }
 inline V sub8(V a, V b) { return _mm_sub_epi8(a, b); }
 inline V set32(int32_t v) { return _mm_set1_epi32(v); }
 inline V make32(int32_t a, int32_t b, int32_t c, int32_t d) { return _mm_setr_epi32(a, b, c, d); }
-inline V shl32(V a, int n) { return _mm_sll_epi32(a, _mm_cvtsi32_si128(n)); }
-inline V gt32(V a, V b) { return _mm_cmpgt_epi32(a, b); }
 inline V zero() { return _mm_setzero_si128(); }
 inline V madd(V a, V b) { return _mm_madd_epi16(a, b); }
 inline V add32(V a, V b) { return _mm_add_epi32(a, b); }
@@ -187,7 +183,6 @@ inline V fld(const float* p) { return _mm_castps_si128(_mm_loadu_ps(p)); }
 inline V fmake(float a, float b, float c, float d) { return _mm_castps_si128(_mm_setr_ps(a, b, c, d)); }
 inline void fst(float* p, V v) { _mm_storeu_ps(p, _mm_castsi128_ps(v)); }
 inline V shr8(V a, int n) { return _mm_and_si128(_mm_srl_epi16(a, _mm_cvtsi32_si128(n)), _mm_set1_epi8(char(0xFF >> n))); }
-inline V shl8(V a, int n) { return _mm_and_si128(_mm_sll_epi16(a, _mm_cvtsi32_si128(n)), _mm_set1_epi8(char(0xFF << n))); }
 // relaxed SIMD's int8 dot product as x86 computes it without VNNI (pmaddubsw: b unsigned × a signed, pairs into
 // int16 — no saturation while b ≤ 127 — then pmaddwd by ones): natively only when asked (gemv_quant_as), to test
 // the int8 form
@@ -225,18 +220,6 @@ inline float half(const uint8_t* p) {
     bits |= (em >= 0x7c00u ? 0x7f800000u : 0u) | uint32_t(h & 0x8000u) << 16;
     std::memcpy(&f, &bits, 4);
     return f;
-}
-
-// The f16 at byte offset `at` of four blocks → four floats, as half() gives them, in one vector.
-inline V half4(const uint8_t* const (&w)[4], int64_t at) {
-    auto u16 = [&](int j) {
-        uint16_t h;
-        std::memcpy(&h, w[j] + at, 2);
-        return int32_t(h);
-    };
-    const V h = make32(u16(0), u16(1), u16(2), u16(3)), em = and_(h, set32(0x7fff));
-    const V f = fmul(shl32(em, 13), fset(0x1p112f));
-    return or_(or_(f, and_(gt32(em, set32(0x7bff)), set32(0x7f800000))), shl32(and_(h, set32(0x8000)), 16));
 }
 
 // A 16-bit lane mask the compiler cannot see through. With a constant mask (q & 3 after a shift), LLVM proves the
@@ -716,8 +699,14 @@ kernel32 volatile k32[5] = {&gemv32<t_q4_0, M>, &gemv32<t_q4_1, M>, &gemv32<t_q5
 template <int M>
 kernelK volatile kK[5] = {&gemvK<t_q2_K, M>, &gemvK<t_q3_K, M>, &gemvK<t_q4_K, M>, &gemvK<t_q5_K, M>, &gemvK<t_q6_K, M>};
 // the int8 form's (nullptr: the type has none)
+template <class T, int M>
+constexpr kernel32 int8_kernel() {
+    if constexpr (T::int8) return &gemv32<T, M, true>;
+    else return nullptr;
+}
 template <int M>
-kernel32 volatile k32_i8[5] = {&gemv32<t_q4_0, M, true>, &gemv32<t_q4_1, M, true>, &gemv32<t_q5_0, M, true>, &gemv32<t_q5_1, M, true>, nullptr};
+kernel32 volatile k32_i8[5] = {int8_kernel<t_q4_0, M>(), int8_kernel<t_q4_1, M>(), int8_kernel<t_q5_0, M>(), int8_kernel<t_q5_1, M>(),
+                               int8_kernel<t_iq4_nl, M>()};
 template <int M>
 kernelK volatile kK_i8[5] = {nullptr, nullptr, &gemvK<t_q4_K, M, true>, &gemvK<t_q5_K, M, true>, &gemvK<t_q6_K, M, true>};
 
