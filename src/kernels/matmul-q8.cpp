@@ -18,6 +18,7 @@
 #endif
 
 #include "core/error.h"
+#include "kernels/half4.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul-paths.h"
 #include "kernels/quants.h"
@@ -180,8 +181,7 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 #if defined(__wasm_simd128__)
         const uint8_t* w[4] = {Wm.row(n), Wm.row(n + std::min<int64_t>(1, rows - 1)), Wm.row(n + std::min<int64_t>(2, rows - 1)),
                                Wm.row(n + std::min<int64_t>(3, rows - 1))};
-        for (int64_t b = 0; b < nb; ++b)
-            for (int j = 0; j < 4; ++j) sc[4 * b + j] = scale_f16(w[j] + b * int64_t(sizeof(block_q8_0)));
+        for (int64_t b = 0; b < nb; ++b) wasm_v128_store(sc + 4 * b, half4(w, b * int64_t(sizeof(block_q8_0))));
         for (int64_t m = 0; m < M; ++m) {
             float out[4];
             dot_q8_4rows(xq.q.data() + m * K, xq.d.data() + m * nb, w, sc, nb, out);

@@ -12,8 +12,10 @@
 // The float steps per block are exactly those of ref::gemv_quant, in the same order, so the two agree bit for bit
 // (neither file lets the compiler fuse a multiply and an add: g++ would, even across SSE intrinsics).
 //
-// Where the instance runs relaxed SIMD (Chromium), the types whose codes fit in 7 bits unsigned — q4_0, q4_1, q5_0,
-// q5_1, q4_K, q5_K, q6_K — take its int8 dot product instead (the int8 form, gemv_quant_int8): the codes stay bytes,
+// Where the instance runs relaxed SIMD (Chromium), one row of x (decode) against the types whose codes fit in 7 bits
+// unsigned — q4_0, q5_0, q4_K, q5_K, q6_K — takes its int8 dot product instead (the int8 form, gemv_quant_int8;
+// q4_1 and q5_1, rare in today's files, and 2 or 3 rows of x keep the int16 form: their int8 kernels would take the
+// engine over its 400 KB budget, tests/js/pack.test.mjs). The codes stay bytes,
 // 16 a vector, against the activations' int8 codes, and i32x4.relaxed_dot_i8x16_i7x16_add_s multiplies and adds 4
 // pairs into each int32 lane (vpdpbusd on a CPU with VNNI). Its result is defined exactly when the second operand
 // is in [0, 127], as the codes are: the same integer sums, so the same outputs bit for bit, in about half the
@@ -77,9 +79,7 @@ bool gemv_quant_computes(dtype t) {
 bool gemv_quant_int8(dtype t) {
     switch (t) {
     case dtype::q4_0:
-    case dtype::q4_1:
     case dtype::q5_0:
-    case dtype::q5_1:
     case dtype::q4_k:
     case dtype::q5_k:
     case dtype::q6_k: return relaxed_simd();
@@ -274,8 +274,8 @@ acts32 quantize_acts32(const float* x, int64_t M, int64_t ldx, int64_t K, bool z
 
 // Each type: its block bytes, decode (four int16 vectors against the activations' four: the 32 codes as elements
 // 0–7, 8–15, 16–23, 24–31; z_form types: bytes 0–7, 8–15 and their high nibbles, against the z layout), offset
-// (value = d·(q − offset)), and for q4_1 / q5_1 a minimum m (value = d·q + m, the f16 at byte 2). The types of
-// the int8 form (int8) have codes8 too: the 32 codes as bytes, elements 0–15 (lo) and 16–31 (hi).
+// (value = d·(q − offset)), and for q4_1 / q5_1 a minimum m (value = d·q + m, the f16 at byte 2). The types with
+// an int8 form (int8) have codes8 too: the 32 codes as bytes, elements 0–15 (lo) and 16–31 (hi).
 inline void nibbles(const uint8_t* qs, V& lo, V& hi) {
     const V v = ld(qs);
     lo = and_(v, set8(0x0F)), hi = shr8(v, 4);
@@ -290,11 +290,10 @@ struct t_q4_0 {
 };
 struct t_q4_1 {
     static constexpr int bytes = 20, offset = 0;
-    static constexpr bool has_min = true, z_form = true, int8 = true;
+    static constexpr bool has_min = true, z_form = true, int8 = false;
     static void decode(const uint8_t* blk, V (&w)[4]) {
         w[0] = ld_u8x8(blk + 4), w[1] = ld_u8x8(blk + 12), w[2] = shr16(w[0], 4), w[3] = shr16(w[1], 4);
     }
-    static void codes8(const uint8_t* blk, V& lo, V& hi) { nibbles(blk + 4, lo, hi); }
 };
 // q5_0 / q5_1's codes, in bytes then widened: the nibbles of qs (elements j and j + 16 in byte j) or-ed with 16 for
 // each set bit of qh (a little-endian uint32: bit e is element e's). Byte e of a vector gets byte e / 8 of qh by a
@@ -325,9 +324,8 @@ struct t_q5_0 {
 };
 struct t_q5_1 {
     static constexpr int bytes = 24, offset = 0;
-    static constexpr bool has_min = true, z_form = false, int8 = true;
+    static constexpr bool has_min = true, z_form = false, int8 = false;
     static void decode(const uint8_t* blk, V (&w)[4]) { decode5(blk + 8, blk + 4, w); }
-    static void codes8(const uint8_t* blk, V& lo, V& hi) { codes5(blk + 8, blk + 4, lo, hi); }
 };
 // iq4_nl: the 4-bit indices looked up in the 16 levels by a byte shuffle, then sign-extended (its levels are signed:
 // no int8 form).
@@ -698,17 +696,22 @@ template <int M>
 kernel32 volatile k32[5] = {&gemv32<t_q4_0, M>, &gemv32<t_q4_1, M>, &gemv32<t_q5_0, M>, &gemv32<t_q5_1, M>, &gemv32<t_iq4_nl, M>};
 template <int M>
 kernelK volatile kK[5] = {&gemvK<t_q2_K, M>, &gemvK<t_q3_K, M>, &gemvK<t_q4_K, M>, &gemvK<t_q5_K, M>, &gemvK<t_q6_K, M>};
-// the int8 form's (nullptr: the type has none)
+// the int8 form's (nullptr: the type has none), for one row of x only (see the top of this file)
 template <class T, int M>
 constexpr kernel32 int8_kernel() {
-    if constexpr (T::int8) return &gemv32<T, M, true>;
+    if constexpr (T::int8 && M == 1) return &gemv32<T, M, true>;
+    else return nullptr;
+}
+template <class T, int M>
+constexpr kernelK int8_kernelK() {
+    if constexpr (M == 1) return &gemvK<T, M, true>;
     else return nullptr;
 }
 template <int M>
 kernel32 volatile k32_i8[5] = {int8_kernel<t_q4_0, M>(), int8_kernel<t_q4_1, M>(), int8_kernel<t_q5_0, M>(), int8_kernel<t_q5_1, M>(),
                                int8_kernel<t_iq4_nl, M>()};
 template <int M>
-kernelK volatile kK_i8[5] = {nullptr, nullptr, &gemvK<t_q4_K, M, true>, &gemvK<t_q5_K, M, true>, &gemvK<t_q6_K, M, true>};
+kernelK volatile kK_i8[5] = {nullptr, nullptr, int8_kernelK<t_q4_K, M>(), int8_kernelK<t_q5_K, M>(), int8_kernelK<t_q6_K, M>()};
 
 template <int M>
 void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1,

@@ -150,12 +150,13 @@ bool gemv_quant_computes(dtype t);
 void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                 int64_t n_begin, int64_t n_end);
 
-// Whether gemv_quant computes W's type in its int8 form in this instance: relaxed SIMD's int8 dot product, where the
-// instance runs it (kernels/relaxed.h), for the types whose codes fit in 7 bits unsigned (q4_0, q4_1, q5_0, q5_1,
-// q4_K, q5_K, q6_K). The same integer sums either way: the same outputs bit for bit.
+// Whether gemv_quant computes one row of x against W's type in its int8 form in this instance: relaxed SIMD's int8
+// dot product, where the instance runs it (kernels/relaxed.h), for q4_0, q5_0, q4_K, q5_K and q6_K, whose codes fit
+// in 7 bits unsigned. The same integer sums either way: the same outputs bit for bit.
 bool gemv_quant_int8(dtype t);
-// gemv_quant in the form asked for, for the tests: int8 where the type has that form and the instance can compute it
-// (one that runs relaxed SIMD; natively with SSE4.1, which emulates the instruction by pmaddubsw); else int16 pairs.
+// gemv_quant in the form asked for, for the tests: int8 where the type and one row of x have that form and the
+// instance can compute it (one that runs relaxed SIMD; natively with SSE4.1, which emulates the instruction by
+// pmaddubsw); else int16 pairs.
 void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                      int64_t n_begin, int64_t n_end, bool int8);
 
