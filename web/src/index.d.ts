@@ -58,8 +58,8 @@ export interface LoadOptions {
   wasmUrl?: string | URL;
   wasmBinary?: ArrayBuffer | Uint8Array;
   threadedWasmUrl?: string | URL;
-  /** Relaxed SIMD (its int8 dot product for q8_0 and 4-bit prefill, its fused multiply-add for f32 / f16 / bf16
-   *  matrices from 6 rows on): default where the JavaScript engine runs it (Chromium; not Node 20), false = the plain
+  /** Relaxed SIMD (its int8 dot product for q8_0 and 4-bit prefill and for 4–6-bit decode, its fused multiply-add for
+   *  f32 / f16 / bf16 matrices from 6 rows on): default where the JavaScript engine runs it (Chromium; not Node 20), false = the plain
    *  SIMD128 build, true = required (an error where it is missing). Results differ from the plain build's within the
    *  7-bit activations' rounding (q8_0) and the fused multiply-add's one rounding instead of two (README). */
   relaxedSimd?: boolean;
