@@ -456,13 +456,18 @@ inline void k4_scales(const uint8_t* s, uint32_t (&o)[4]) {
 template <bool fifth>
 struct t_k45 {
     static constexpr int bytes = fifth ? 176 : 144;
+    // both forms' start of a super-block: d, dmin, the scale and min codes (sm), I = 0 and Mn = Σ_g m_g·Σ q_x
     template <int M>
-    static void sb(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
+    static void start(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin, uint32_t (&sm)[4]) {
         d = half(blk), dmin = half(blk + 2);
-        uint32_t sm[4];
         k4_scales(blk + 4, sm);
         const V mins = ext_hi8u(make32(int32_t(sm[0]), int32_t(sm[1]), int32_t(sm[2]), int32_t(sm[3])));
         for (int m = 0; m < M; ++m) I[m] = zero(), Mn[m] = madd(mins, ld(a.s32[m]));
+    }
+    template <int M>
+    static void sb(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
+        uint32_t sm[4];
+        start(blk, a, I, Mn, d, dmin, sm);
         const uint8_t* qh = blk + 16;
         const uint8_t* qs = blk + (fifth ? 48 : 16);
         const V mask = set16(0x0F), sixteen = set16(16);
@@ -491,11 +496,8 @@ struct t_k45 {
     // The int8 form: the same sums, 16 codes a vector as bytes against x8.
     template <int M>
     static void sb8(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
-        d = half(blk), dmin = half(blk + 2);
         uint32_t sm[4];
-        k4_scales(blk + 4, sm);
-        const V mins = ext_hi8u(make32(int32_t(sm[0]), int32_t(sm[1]), int32_t(sm[2]), int32_t(sm[3])));
-        for (int m = 0; m < M; ++m) I[m] = zero(), Mn[m] = madd(mins, ld(a.s32[m]));
+        start(blk, a, I, Mn, d, dmin, sm);
         const uint8_t* qs = blk + (fifth ? 48 : 16);
         V h[2];
         if constexpr (fifth) h[0] = ld(blk + 16), h[1] = ld(blk + 32);
