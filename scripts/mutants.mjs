@@ -47,6 +47,8 @@ export const mutants = [
   { name: 'q8-round-half-toward-zero', why: 'q8_0 quantization rounds halves toward zero (ggml rounds them away from zero)',
     file: 'src/kernels/rowwise.cpp', from: 'xsimd::select(f >= B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f <= B(-0.5f), B(1.0f), B(0.0f))',
     to: 'xsimd::select(f > B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f < B(-0.5f), B(1.0f), B(0.0f))' },
+  { name: 'q5k-int8-fifth-bit', why: 'the int8 decode GEMV moves Q5_K\'s fifth bit of the high nibbles one place too far',
+    file: 'src/kernels/quants-gemv.cpp', from: 'shl16(h[i], 3 - 2 * c)', to: 'shl16(h[i], 4 - 2 * c)' },
   // the encoder families and pipelines (issue 15)
   { name: 'roberta-positions-from-zero', why: 'RoBERTa\'s positions counted from 0 instead of padding_idx + 1',
     file: 'src/models/roberta.cpp', from: '    hp.position_offset = hp.pad_token_id + 1;', to: '    hp.position_offset = 0;' },
