@@ -11,6 +11,7 @@ reproduce that run. Checkpoints are exported every --export-every minutes, so an
 usable model.
 """
 import argparse
+import contextlib
 import ctypes
 import hashlib
 import json
@@ -133,6 +134,33 @@ def bert_batch(stream, rng, B, T, vocab_size, special, word_start=None):
     return inputs, chosen, labels
 
 
+def bert_batch_tensor(stream, g, B, T, vocab_size, special, word_start=None):
+    """bert_batch for a stream held as a tensor (on the GPU): the same windows, whole-word rule and 80/10/10 masking,
+    drawn all at once from the torch generator g instead of row by row from a Python rng (--device cuda)."""
+    cls, sep, mask, n_special = special
+    dev = stream.device
+    starts = torch.randint(0, len(stream) - (T - 2), (B,), generator=g, device=dev)
+    pos = starts[:, None] + torch.arange(T - 2, device=dev)
+    ids = torch.cat([torch.full((B, 1), cls, device=dev), stream[pos], torch.full((B, 1), sep, device=dev)], 1)
+    prob = torch.rand(B, T, generator=g, device=dev)
+    if word_start is not None:
+        ws = torch.ones(B, T, dtype=torch.bool, device=dev)
+        ws[:, 1:T - 1] = word_start[pos]
+        ws[:, 1] = True
+        ar = torch.arange(T, device=dev).expand(B, T)
+        first = torch.where(ws, ar, torch.zeros_like(ar)).cummax(1).values
+        prob = prob.gather(1, first)
+    chosen = prob < 0.15
+    chosen[:, 0] = chosen[:, -1] = False
+    labels = ids[chosen]
+    action = torch.rand(B, T, generator=g, device=dev)
+    inputs = ids.clone()
+    inputs[chosen & (action < 0.8)] = mask
+    rand_pos = chosen & (action >= 0.8) & (action < 0.9)
+    inputs = torch.where(rand_pos, torch.randint(n_special, vocab_size, (B, T), generator=g, device=dev), inputs)
+    return inputs, chosen, labels
+
+
 def gpt_batch(stream, rng, B, T):
     x = torch.empty(B, T + 1, dtype=torch.long)
     for b in range(B):
@@ -151,6 +179,8 @@ def eval_bert(model, stream, special, T=128, n_windows=200, word_start=None):
     top1 = top5 = n = 0
     for _ in range(n_windows // 20):
         inputs, chosen, labels = bert_batch(stream, rng, 20, T, model.config["vocab_size"], special, word_start)
+        dev = next(model.parameters()).device
+        inputs, chosen, labels = inputs.to(dev), chosen.to(dev), labels.to(dev)
         h, _, _ = model.encode(inputs)
         logits = model.mlm_logits(h[chosen])
         best = logits.topk(5, -1).indices
@@ -166,7 +196,7 @@ def eval_gpt(model, stream, T=256):
     model.eval()
     nll, n = 0.0, 0
     for s in range(0, len(stream) - T - 1, T):
-        x = torch.tensor(stream[s:s + T + 1])[None]
+        x = torch.tensor(stream[s:s + T + 1])[None].to(next(model.parameters()).device)
         logits, _, _, _ = model(x[:, :-1])
         nll += F.cross_entropy(logits[0], x[0, 1:], reduction="sum").item()
         n += T
@@ -258,6 +288,12 @@ def main():
     ap.add_argument("--state", default=None,
                     help="file for the full training state (weights, optimizer, data order), written at every "
                          "checkpoint; if it exists, the run resumes from it (same flags)")
+    ap.add_argument("--device", default="cpu",
+                    help="cuda: train on the GPU (bf16 autocast, batches drawn on the device by bert_batch_tensor; "
+                         "the data order then differs from a CPU run with the same seed)")
+    ap.add_argument("--keep-best", action="store_true",
+                    help="export a checkpoint (and the end) only when its held-out top-1 (BERT) or perplexity (GPT-2) "
+                         "beats every earlier one: the folder holds the best model seen, not the last")
     a = ap.parse_args()
     keep_freed_memory()
     torch.set_num_threads(a.threads)
@@ -339,10 +375,20 @@ def main():
                 bias[new] = ((counts[new] + 0.1) / counts.sum()).log()
                 print(f"{int(new.sum())} ids new to the --init model: output bias set to their log frequency", flush=True)
             bias[out_index < 0] = ABSENT_BIAS
+    dev = torch.device(a.device)
+    cuda = dev.type == "cuda"
+    if cuda:
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = True
+        model.to(dev)
+        g_dev = torch.Generator(device=dev).manual_seed(a.seed)
+        train_t = torch.tensor(train_stream, dtype=torch.long, device=dev)
+        train_ws_t = train_ws.to(dev) if train_ws is not None else None
+        if a.model == "bert":
+            out_ids, out_index = out_ids.to(dev), out_index.to(dev)
     decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
     no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=a.lr, betas=(0.9, 0.98), eps=1e-6)
+                            lr=a.lr, betas=(0.9, 0.98), eps=1e-6, **({"fused": True} if cuda else {}))
     budget_s = a.minutes * 60
     start = last_export = time.time()
     step, seen, warm = 0, 0, a.warmup
@@ -370,6 +416,8 @@ def main():
              "train_tokens": len(train_stream), "test_tokens": len(test_stream), "final": final,
              "cpu_minutes": round((time.process_time() - cpu0) / 60, 1),
              "corpus": "kjv+austen+web" if old_stream is not None else "kjv+austen"}
+        if cuda:
+            m.update(device=torch.cuda.get_device_name(dev), bf16_autocast=True)
         m.update(config={k: config[k] for k in (("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size")
                                                 if a.model == "bert" else ("n_layer", "n_embd", "n_head", "n_inner"))})
         if a.model == "bert":
@@ -391,6 +439,16 @@ def main():
             m["continued_from"] = continued_from
         return m
 
+    best = [None]
+
+    def improved(m):
+        """Always, without --keep-best; with it, whether m's held-out score beats every earlier checkpoint's."""
+        score = m["mlm_top1"] if a.model == "bert" else -m["perplexity"]
+        if a.keep_best and best[0] is not None and score <= best[0]:
+            return False
+        best[0] = score if best[0] is None else max(best[0], score)
+        return True
+
     model.train()
     while progress() < 1.0 and not (a.stop_at and step >= a.stop_at):
         p = progress()
@@ -399,16 +457,22 @@ def main():
         lr = a.lr * min(1.0, (step + 1) / warm) * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(p, 1.0))))
         for g in opt.param_groups:
             g["lr"] = lr
-        if a.model == "bert":
-            inputs, chosen, labels = bert_batch(train_stream, rng, a.batch, T, config["vocab_size"], special, train_ws)
-            h, _, _ = model.encode(inputs)
-            logits = model.mlm_logits(h[chosen], out_ids)  # the head only at masked positions, corpus tokens only
-            target = out_index[labels]  # cross-entropy written out: F.cross_entropy's backward was 1.7× slower here
-            loss = (torch.logsumexp(logits, -1) - logits.gather(1, target[:, None])[:, 0]).mean()
-        else:
-            x, y = gpt_batch(train_stream, rng, a.batch, T)
-            logits, _, _, _ = model(x)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+        with torch.autocast("cuda", dtype=torch.bfloat16) if cuda else contextlib.nullcontext():
+            if a.model == "bert":
+                if cuda:
+                    inputs, chosen, labels = bert_batch_tensor(train_t, g_dev, a.batch, T, config["vocab_size"], special,
+                                                               train_ws_t)
+                else:
+                    inputs, chosen, labels = bert_batch(train_stream, rng, a.batch, T, config["vocab_size"], special,
+                                                        train_ws)
+                h, _, _ = model.encode(inputs)
+                logits = model.mlm_logits(h[chosen], out_ids).float()  # the head at masked positions, corpus tokens only
+                target = out_index[labels]  # cross-entropy written out: F.cross_entropy's backward was 1.7× slower here
+                loss = (torch.logsumexp(logits, -1) - logits.gather(1, target[:, None])[:, 0]).mean()
+            else:
+                x, y = gpt_batch(train_stream, rng, a.batch, T)
+                logits, _, _, _ = model(x.to(dev))
+                loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), y.to(dev).reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -423,7 +487,8 @@ def main():
         if time.time() - last_export > a.export_every * 60:
             m = meta(False)
             print("checkpoint", json.dumps(m), flush=True)
-            export(model, a.model, a.out, tok_dir, m)
+            if improved(m):
+                export(model, a.model, a.out, tok_dir, m)
             if a.state:
                 tmp = a.state + ".tmp"
                 torch.save({"model": model.state_dict(), "opt": opt.state_dict(), "step": step, "seen": seen,
@@ -433,7 +498,15 @@ def main():
             last_export = time.time()
     m = meta(True)
     print("final", json.dumps(m), flush=True)
-    export(model, a.model, a.out, tok_dir, m)
+    if improved(m):
+        export(model, a.model, a.out, tok_dir, m)
+    else:  # --keep-best: the folder keeps an earlier checkpoint; say so in its training.json
+        with open(os.path.join(a.out, "training.json")) as f:
+            kept = json.load(f)
+        kept.update(final=True, kept_best_of={"steps": m["steps"], "mlm_top1": m.get("mlm_top1"),
+                                              "perplexity": m.get("perplexity")})
+        with open(os.path.join(a.out, "training.json"), "w") as f:
+            json.dump(kept, f, indent=2)
 
 
 if __name__ == "__main__":
