@@ -33,8 +33,9 @@ test('the bundled BERT: safetensors (F16) and GGUF (Q8_0) agree on every model-c
 // each, drawn at random. The thresholds sit well under what the bundled model scores (see its model card) and well over
 // what a model that ignores its context scores: the model committed before it left the masked-LM plateau got 3/80 and
 // 15/80, a unigram guess ("the", ",", "and", …) does about as well.
-const TOP1_MIN = 25; // the bundled model: 35/80 (F16 and Q8_0)
-const TOP5_MIN = 38; // the bundled model: 49/80
+// The thresholds also pin the retraining of issue 18: the earlier 4 × 192 model (35/80, 49/80) fails TOP5_MIN.
+const TOP1_MIN = 32; // the bundled model (6 × 256, 2026-11-27): 41/80 (F16 and Q8_0)
+const TOP5_MIN = 52; // the bundled model: 62/80
 
 test('the bundled BERT fills held-out sentences from their context (F16 and Q8_0)', async () => {
   const { items } = JSON.parse((await import('node:fs')).readFileSync(path.join(root, 'tests/data/bert-heldout.json'), 'utf8'));

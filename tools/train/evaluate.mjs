@@ -51,7 +51,10 @@ const corpusDir = (t) => (corpusOf(t) === 'kjv+austen' ? 'build/corpus-kjv-auste
 // The train.py flags that reproduce a run: every setting in training.json that differs from the script's default
 // (and, for the model's size, from the run it continues: a run with more layers stacks the checkpoint's layers).
 function flags(kind, t) {
-  const f = t.schedule_steps ? [`--steps ${t.schedule_steps} --stop-at ${t.steps}`] : [`--steps ${t.steps}`];
+  // a run that kept an earlier checkpoint (--keep-best): its schedule ran to the last step, the folder holds the kept one
+  const last = t.schedule_steps ?? t.kept_best_of?.steps;
+  const f = last ? [`--steps ${last} --stop-at ${t.steps}`] : [`--steps ${t.steps}`];
+  if (t.device) f.push('--device cuda');
   if (t.decay_start) f.push(`--decay-start ${t.decay_start}`);
   const c = t.config;
   if (c) {
@@ -87,14 +90,16 @@ function size(kind, t) {
 
 // One training run in words, from its training.json.
 function run(kind, t, prev) {
-  const time = t.cpu_minutes
+  const time = t.device
+    ? `${t.train_minutes} minutes on one ${t.device} (bf16 autocast)`
+    : t.cpu_minutes
     ? `${t.cpu_minutes} CPU-minutes (one thread at nice 19, on a 2-core machine shared with builds)`
     : `${t.train_minutes} minutes on ${t.threads === 1 ? 'one CPU thread' : `${t.threads} CPU threads`} of a 2-core machine`;
   const sched = t.decay_start
     ? `held until step ${t.decay_start}, then cosine to 10 % over the last ${t.steps - t.decay_start} steps`
     : 'cosine to 10 %';
   const grown = prev && size(kind, t) !== size(kind, prev) ? `, grown from ${size(kind, prev)} to ${size(kind, t)} by stacking copies of its layers (layer i starts as layer i mod ${size(kind, prev).split(' ')[0]})` : '';
-  return `${t.steps} steps of ${t.batch} × ${t.seq_len} tokens (${(t.tokens_seen / 1e6).toFixed(1)} M tokens seen) of the ${corpusOf(t) === 'kjv+austen' ? 'KJV + Austen' : 'KJV + Austen + World English Bible'} corpus in ${time}${grown}, AdamW (lr ${t.lr}, linear warm-up over ${t.warmup ?? 300} steps, ${sched}), dropout ${t.dropout ?? 0.1}, seed ${t.seed}${t.unigram_bias ? ', output bias started at the log unigram frequencies of the training text' : ''}${t.sinusoidal_init ? ', position embeddings started as sinusoids' : ''}${t.whole_word ? ', whole-word masking' : ''}.`;
+  return `${t.steps} steps of ${t.batch} × ${t.seq_len} tokens (${(t.tokens_seen / 1e6).toFixed(1)} M tokens seen) of the ${corpusOf(t) === 'kjv+austen' ? 'KJV + Austen' : 'KJV + Austen + World English Bible'} corpus in ${time}${grown}, AdamW (lr ${t.lr}, linear warm-up over ${t.warmup ?? 300} steps, ${sched}), dropout ${t.dropout ?? 0.1}, seed ${t.seed}${t.unigram_bias ? ', output bias started at the log unigram frequencies of the training text' : ''}${t.sinusoidal_init ? ', position embeddings started as sinusoids' : ''}${t.whole_word ? ', whole-word masking' : ''}${t.kept_best_of ? `; the schedule ran to step ${t.kept_best_of.steps}, and the checkpoint kept is step ${t.steps}, the best held-out top-1 of the checkpoints taken every 30 seconds (\`--keep-best\`)` : ''}.`;
 }
 
 // A run's held-out quality in words: BERT's top-1 (also on its own window length when it trained on shorter ones),
@@ -138,7 +143,11 @@ ${runs.length > 1 ? `${runs.length} phases.\n\n` : ''}${story}
 Runs given in minutes stopped at a wall-clock budget (\`--minutes\`, the cosine laid over minutes); \`--steps\` lays the same
 schedule over steps, which reproduces them on any machine up to the small drift of the originals' throughput. A run with
 \`--decay-start\` was run at its constant rate with a saved training state (\`--state\`) and its decay branched off from
-that state; the one command above gives the same steps.${kind === 'bert' ? ` Masking: 15 % of tokens (${t.whole_word ? 'whole words: all the pieces of a chosen word' : 'single pieces'}), 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only, with its training softmax over the vocabulary ids that occur in the training text (${t.softmax_ids.toLocaleString('en-US')} of 30,522; the others keep an output bias of −10⁴ and are never predicted).` : ''}
+that state; the one command above gives the same steps.${runs.some((r) => r.device) ? ` Runs on a GPU (\`--device cuda\`) draw their batches
+on the GPU and compute in bf16, so they reproduce in distribution, not bit for bit: the same flags give a model of the
+same quality, not the same weights. \`tools/train/bert/gpu.sh\` is the script that ran them on the GPU the project's
+device tool lends some sessions (one H100, 15 minutes), where the first two phases shared the GPU with three other
+shapes (\`tools/train/bert/README.md\`).` : ''}${kind === 'bert' ? ` Masking: 15 % of tokens (${t.whole_word ? 'whole words: all the pieces of a chosen word' : 'single pieces'}), 80 % [MASK] / 10 % random / 10 % unchanged; the MLM head runs at the masked positions only, with its training softmax over the vocabulary ids that occur in the training text (${t.softmax_ids.toLocaleString('en-US')} of 30,522; the others keep an output bias of −10⁴ and are never predicted).` : ''}
 
 Files: \`model.safetensors\` (F16, ${mb(`models/wasmformer-${kind}-mini/model.safetensors`)} MB), \`packages/models/wasmformer-${kind}-mini-q8_0.gguf\` (Q8_0, ${mb(`packages/models/wasmformer-${kind}-mini-q8_0.gguf`)} MB).`;
 }
