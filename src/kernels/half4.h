@@ -1,5 +1,5 @@
-// Four f16 fields → four floats in one vector, without branches: the block scales of 4 W rows side by side, which
-// the integer GEMVs scale one block's four row sums by. Internal to src/kernels.
+// The f16 block scales of the quantized types → floats, without branches: one (half1), or those of 4 W rows side by
+// side in one vector (half4), which the integer GEMVs scale one block's four row sums by. Internal to src/kernels.
 #pragma once
 
 #include <cstdint>
@@ -13,6 +13,22 @@
 
 namespace wf {
 
+// The f16 at p as a float, as f16_to_f32 gives it (subnormals, inf, NaN): (h & 0x7fff) << 13 as a float is the
+// value·2^-112, an all-ones exponent (a malformed block's inf or NaN) is or-ed back to inf / NaN, then the sign.
+inline float half1(const uint8_t* p) {
+    uint16_t h;
+    std::memcpy(&h, p, 2);
+    const uint32_t em = h & 0x7fffu, scaled = em << 13;
+    float f;
+    std::memcpy(&f, &scaled, 4);
+    f *= 0x1p112f;
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    bits |= (em >= 0x7c00u ? 0x7f800000u : 0u) | uint32_t(h & 0x8000u) << 16;
+    std::memcpy(&f, &bits, 4);
+    return f;
+}
+
 #if defined(__wasm_simd128__) || defined(__SSE4_1__)
 #if defined(__wasm_simd128__)
 using half4_vec = v128_t;
@@ -20,8 +36,7 @@ using half4_vec = v128_t;
 using half4_vec = __m128i;
 #endif
 
-// The f16 at byte offset `at` of w[0] … w[3] as four floats, each as f16_to_f32 gives it (subnormals, inf, NaN):
-// (h & 0x7fff) << 13 as a float is the value·2^-112, an all-ones exponent is or-ed back to inf / NaN, then the sign.
+// The f16 at byte offset `at` of w[0] … w[3] as four floats, each as half1 gives it.
 inline half4_vec half4(const uint8_t* const (&w)[4], int64_t at) {
     auto u16 = [&](int j) {
         uint16_t h;

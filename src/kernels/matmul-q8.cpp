@@ -30,22 +30,6 @@ namespace {
 thread_local std::vector<float> scale_buf;
 
 // --- q8_0 × q8_0 integer dot products ------------------------------------------------------------------------
-// A q8_0 block scale: (h & 0x7fff) << 13 as a float is value·2^-112 (subnormals included); an all-ones exponent
-// (a malformed block's inf or NaN) is or-ed back so that it stays inf / NaN, without a branch.
-inline float scale_f16(const uint8_t* p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    const uint32_t bits = uint32_t(h & 0x7fff) << 13;
-    float f;
-    std::memcpy(&f, &bits, 4);
-    f *= 0x1p112f;
-    uint32_t out;
-    std::memcpy(&out, &f, 4);
-    out |= ((h & 0x7c00) == 0x7c00 ? 0x7f800000u : 0u) | uint32_t(h & 0x8000) << 16;
-    std::memcpy(&f, &out, 4);
-    return f;
-}
-
 // Rows of activations quantized to q8_0 and sign-extended to int16 once (both SIMD paths multiply int16 pairs
 // into int32), reused by every W row: q is (M, K), d the (M, K/32) block scales.
 struct q8_activations {
@@ -100,7 +84,7 @@ inline void dot_q8_rows(const int16_t* xq_row, const float* xd, const uint8_t* c
         for (int n = 0; n < NR; ++n) {
             const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
             const v128_t s = block_dot(x0, x1, x2, x3, blk + 2);
-            acc[n] = wasm_f32x4_add(acc[n], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s), wasm_f32x4_splat(dx * scale_f16(blk))));
+            acc[n] = wasm_f32x4_add(acc[n], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(s), wasm_f32x4_splat(dx * half1(blk))));
         }
     }
     for (int n = 0; n < NR; ++n)
@@ -122,7 +106,7 @@ inline void dot_q8_rows(const int16_t* xq_row, const float* xd, const uint8_t* c
             s = _mm_add_epi32(s, _mm_madd_epi16(x1, _mm_cvtepi8_epi16(_mm_unpackhi_epi64(w0, w0))));
             s = _mm_add_epi32(s, _mm_madd_epi16(x2, _mm_cvtepi8_epi16(w1)));
             s = _mm_add_epi32(s, _mm_madd_epi16(x3, _mm_cvtepi8_epi16(_mm_unpackhi_epi64(w1, w1))));
-            acc[n] = _mm_add_ps(acc[n], _mm_mul_ps(_mm_cvtepi32_ps(s), _mm_set1_ps(dx * scale_f16(blk))));
+            acc[n] = _mm_add_ps(acc[n], _mm_mul_ps(_mm_cvtepi32_ps(s), _mm_set1_ps(dx * half1(blk))));
         }
     }
     for (int n = 0; n < NR; ++n) out[n] = hsum(acc[n]);
@@ -133,7 +117,7 @@ inline void dot_q8_rows(const int16_t* xq_row, const float* xd, const uint8_t* c
             const uint8_t* blk = w[n] + b * int64_t(sizeof(block_q8_0));
             int32_t is = 0;
             for (int i = 0; i < q8_block; ++i) is += int32_t(xq_row[b * q8_block + i]) * int8_t(blk[2 + i]);
-            s += float(is) * xd[b] * scale_f16(blk);
+            s += float(is) * xd[b] * half1(blk);
         }
         out[n] = s;
     }
@@ -350,7 +334,7 @@ void pack_q8_panel(const matrix_view& Wm, int64_t n, int64_t cols, int16_t* q, f
     for (int64_t j = 0; j < q8_nr; ++j) rows[j] = j < cols ? Wm.row(n + j) : nullptr;
     for (int64_t b = 0; b < nb; ++b) {
         const int64_t at = b * int64_t(sizeof(block_q8_0));
-        // the 8 scales gathered and widened W at a time (widen_f16 computes what scale_f16 does, lane by lane)
+        // the 8 scales gathered and widened W at a time (widen_f16 computes what half1 does, lane by lane)
         if constexpr (q8_nr % W == 0) {
             for (int64_t j0 = 0; j0 < q8_nr; j0 += W) {
                 alignas(64) int32_t h[W];
@@ -362,7 +346,7 @@ void pack_q8_panel(const matrix_view& Wm, int64_t n, int64_t cols, int16_t* q, f
                 widen_f16(BI::load_aligned(h)).store_unaligned(d + b * q8_nr + j0);
             }
         } else {
-            for (int64_t j = 0; j < q8_nr; ++j) d[b * q8_nr + j] = rows[j] ? scale_f16(rows[j] + at) : 0.0f;
+            for (int64_t j = 0; j < q8_nr; ++j) d[b * q8_nr + j] = rows[j] ? half1(rows[j] + at) : 0.0f;
         }
         for (int64_t half = 0; half < 2; ++half) {
             const int8_t* src[4];
@@ -603,7 +587,7 @@ void pack_q7_panel(const matrix_view& Wm, int64_t n, int64_t cols, int8_t* q, in
             const uint8_t* blk = row ? row + b * int64_t(sizeof(block_q8_0)) : nullptr;
             int8_t w[q8_block] = {};
             if (blk) std::memcpy(w, blk + 2, q8_block);
-            d[b * q8_nr + j] = blk ? scale_f16(blk) : 0.0f;
+            d[b * q8_nr + j] = blk ? half1(blk) : 0.0f;
             corr[b * q8_nr + j] = -q7_offset * std::accumulate(w, w + q8_block, int32_t(0));
             for (int64_t t = 0; t < q8_block / 4; ++t) {
                 uint32_t v;
@@ -704,7 +688,7 @@ void q45_0_column(const uint8_t* row, int64_t K, bool five, int64_t j, int8_t* p
         const uint8_t* qs = blk + (five ? 6 : 2);
         uint32_t qh = 0;
         if (five) std::memcpy(&qh, blk + 2, 4);
-        d[b] = scale_f16(blk);
+        d[b] = half1(blk);
         for (int64_t t = 0; t < 4; ++t) {
             uint32_t w;
             std::memcpy(&w, qs + 4 * t, 4);

@@ -207,21 +207,6 @@ T* grow(std::vector<T>& v, size_t n) {
     return v.data() + (misalign ? (64 - misalign) / sizeof(T) : 0);
 }
 
-// f16 bits → float (subnormals, inf and NaN as f16_to_f32 gives them), without branches.
-inline float half(const uint8_t* p) {
-    uint16_t h;
-    std::memcpy(&h, p, 2);
-    const uint32_t em = h & 0x7fffu, scaled = em << 13;
-    float f;
-    std::memcpy(&f, &scaled, 4);
-    f *= 0x1p112f;  // (h & 0x7fff) << 13 as a float is the value · 2^-112
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
-    bits |= (em >= 0x7c00u ? 0x7f800000u : 0u) | uint32_t(h & 0x8000u) << 16;
-    std::memcpy(&f, &bits, 4);
-    return f;
-}
-
 // A 16-bit lane mask the compiler cannot see through. With a constant mask (q & 3 after a shift), LLVM proves the
 // lanes fit in bytes, narrows the work to i8x16 and widens it back with byte shuffles that V8 lowers to pshufb
 // pairs: q2_K ran at half q3_K's speed in wasm that way.
@@ -459,7 +444,7 @@ struct t_k45 {
     // both forms' start of a super-block: d, dmin, the scale and min codes (sm), I = 0 and Mn = Σ_g m_g·Σ q_x
     template <int M>
     static void start(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin, uint32_t (&sm)[4]) {
-        d = half(blk), dmin = half(blk + 2);
+        d = half1(blk), dmin = half1(blk + 2);
         k4_scales(blk + 4, sm);
         const V mins = ext_hi8u(make32(int32_t(sm[0]), int32_t(sm[1]), int32_t(sm[2]), int32_t(sm[3])));
         for (int m = 0; m < M; ++m) I[m] = zero(), Mn[m] = madd(mins, ld(a.s32[m]));
@@ -565,7 +550,7 @@ struct t_q2_K {
     };
     template <int M>
     static void sb(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
-        d = half(blk + 80), dmin = half(blk + 82);
+        d = half1(blk + 80), dmin = half1(blk + 82);
         const V mins = shr8_4(ld(blk));
         for (int m = 0; m < M; ++m) I[m] = zero(), Mn[m] = group_sums(ext_lo8(mins), ext_hi8(mins), a.s16[m]);
         int8_t sc[16];
@@ -585,7 +570,7 @@ struct t_q3_K {
     };
     template <int M>
     static void sb(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
-        d = half(blk + 108), dmin = 0.0f;
+        d = half1(blk + 108), dmin = 0.0f;
         // the 16 six-bit codes from 32-bit words (ggml's kmask trick), then − 32
         uint32_t aux[4];
         std::memcpy(aux, blk + 96, 12);
@@ -616,7 +601,7 @@ struct t_q6_K {
     };
     template <int M>
     static void sb(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
-        d = half(blk + 208), dmin = 0.0f;
+        d = half1(blk + 208), dmin = 0.0f;
         const V s8 = ld(blk + 192);
         for (int m = 0; m < M; ++m) Mn[m] = zero(), I[m] = mul32(set32(-32), group_sums(ext_lo8(s8), ext_hi8(s8), a.s16[m]));
         walk16<code, M>(blk, reinterpret_cast<const int8_t*>(blk + 192), a, code{}, I);
@@ -624,7 +609,7 @@ struct t_q6_K {
     // The int8 form: element 128h + 32j + l as a byte, 16 a vector — one vector is one group, 8h + 2j + l / 16.
     template <int M>
     static void sb8(const uint8_t* blk, const sb_args<M>& a, V (&I)[M], V (&Mn)[M], float& d, float& dmin) {
-        d = half(blk + 208), dmin = 0.0f;
+        d = half1(blk + 208), dmin = 0.0f;
         const V s8 = ld(blk + 192), low4 = set8(0x0F), bits45 = set8(0x30);
         const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
         for (int m = 0; m < M; ++m) Mn[m] = zero(), I[m] = mul32(set32(-32), group_sums(ext_lo8(s8), ext_hi8(s8), a.s16[m]));
