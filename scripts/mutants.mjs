@@ -36,8 +36,8 @@ export const mutants = [
   { name: 'f16-subnormal-flush', why: 'f16 → f32 flushes subnormals to zero (tiny q8_0 scales become 0)',
     file: 'src/core/half.h', from: '    } else {\n        float f;', to: '    } else if (em < 0x400) {\n        bits = sign;\n    } else {\n        float f;' },
   // more of the same kind
-  { name: 'q8-scale-subnormal-flush', why: 'the integer q8_0 path\'s own f16 scale conversion flushes subnormals',
-    file: 'src/kernels/matmul-q8.cpp', from: 'const uint32_t bits = uint32_t(h & 0x7fff) << 13;', to: 'const uint32_t bits = (h & 0x7c00) ? uint32_t(h & 0x7fff) << 13 : 0u;' },
+  { name: 'q8-scale-subnormal-flush', why: 'the integer paths\' own f16 block-scale conversion (half1) flushes subnormals',
+    file: 'src/kernels/half4.h', from: 'scaled = em << 13;', to: 'scaled = (h & 0x7c00) ? em << 13 : 0u;' },
   { name: 'gelu-erf-as-tanh', why: 'BERT\'s "gelu" (erf) computed as the tanh approximation',
     file: 'src/nn/hparams.cpp', from: 'if (name == "gelu") return activation::gelu_erf;', to: 'if (name == "gelu") return activation::gelu_tanh;' },
   { name: 'layer-norm-eps-outside-sqrt', why: 'layer norm divides by sqrt(var) + eps instead of sqrt(var + eps)',
