@@ -9,6 +9,8 @@
 # Needs the corpus with its token caches (made here, before the call: tools/train/corpus.py and one train.py start,
 # see README.md) in $CORPUS (default build/gpu/corpus), carried with the call.
 #   BUDGET: seconds from the start of this script until training must end (default 440)
+#   RUN_ONLY: one of the RUNS' names (alone it trains about 3× faster than four sharing the GPU)
+#   INIT: a model folder to continue (carried with the call) instead of phase 1 from scratch; LR: phase 2's rate
 set -u
 cd "$(dirname "$0")/../../.."
 T0=$(date +%s)
@@ -33,13 +35,18 @@ one() {  # $1 name, $2 shape, $3 "batch lr dropout"
   local n=$1 shape=$2 b lr d
   read -r b lr d <<< "$3"
   local common="--model bert --whole-word $shape --device ${DEVICE:-cuda} --corpus $C"
-  $PY tools/train/train.py $common --out "$R/$n/phase1" --minutes "$P1_MINUTES" --batch 512 --seq-len 16 \
-      --lr 0.001 --warmup 500 --unigram-bias --seed 42 --export-every 100 > "$R/$n.log" 2>&1 || return 1
+  local init="$R/$n/phase1" warmup=1000 seed=43
+  if [ -n "${INIT:-}" ]; then  # continue a trained model (its shape must match): no phase 1, a short warm-up
+    init=$INIT warmup=200 seed=44
+  else
+    $PY tools/train/train.py $common --out "$R/$n/phase1" --minutes "$P1_MINUTES" --batch 512 --seq-len 16 \
+        --lr 0.001 --warmup 500 --unigram-bias --seed 42 --export-every 100 > "$R/$n.log" 2>&1 || return 1
+  fi
   local left=$(( T0 + BUDGET - $(date +%s) ))
   local m2=$($PY -c "print(round(max(0.5, ($left - 25) / 60), 2))")
   echo "phase 2: $m2 minutes" >> "$R/$n.log"
-  $PY tools/train/train.py $common --out "$R/$n/model" --init "$R/$n/phase1" --minutes "$m2" --batch "$b" \
-      --lr "$lr" --warmup 1000 --dropout "$d" --seed 43 --keep-best --export-every 0.5 >> "$R/$n.log" 2>&1
+  $PY tools/train/train.py $common --out "$R/$n/model" --init "$init" --minutes "$m2" --batch "$b" \
+      --lr "${LR:-$lr}" --warmup $warmup --dropout "$d" --seed $seed --keep-best --export-every 0.5 >> "$R/$n.log" 2>&1
 }
 PIDS=()
 for r in "${RUNS[@]}"; do
