@@ -55,6 +55,7 @@ function flags(kind, t) {
   const last = t.schedule_steps ?? t.kept_best_of?.steps;
   const f = last ? [`--steps ${last} --stop-at ${t.steps}`] : [`--steps ${t.steps}`];
   if (t.device) f.push('--device cuda');
+  if (t.kept_best_of) f.push(`--keep-best --export-every ${t.export_every}`);
   if (t.decay_start) f.push(`--decay-start ${t.decay_start}`);
   const c = t.config;
   if (c) {
@@ -99,7 +100,7 @@ function run(kind, t, prev) {
     ? `held until step ${t.decay_start}, then cosine to 10 % over the last ${t.steps - t.decay_start} steps`
     : 'cosine to 10 %';
   const grown = prev && size(kind, t) !== size(kind, prev) ? `, grown from ${size(kind, prev)} to ${size(kind, t)} by stacking copies of its layers (layer i starts as layer i mod ${size(kind, prev).split(' ')[0]})` : '';
-  return `${t.steps} steps of ${t.batch} × ${t.seq_len} tokens (${(t.tokens_seen / 1e6).toFixed(1)} M tokens seen) of the ${corpusOf(t) === 'kjv+austen' ? 'KJV + Austen' : 'KJV + Austen + World English Bible'} corpus in ${time}${grown}, AdamW (lr ${t.lr}, linear warm-up over ${t.warmup ?? 300} steps, ${sched}), dropout ${t.dropout ?? 0.1}, seed ${t.seed}${t.unigram_bias ? ', output bias started at the log unigram frequencies of the training text' : ''}${t.sinusoidal_init ? ', position embeddings started as sinusoids' : ''}${t.whole_word ? ', whole-word masking' : ''}${t.kept_best_of ? `; the schedule ran to step ${t.kept_best_of.steps}, and the checkpoint kept is step ${t.steps}, the best held-out top-1 of the checkpoints taken every 30 seconds (\`--keep-best\`)` : ''}.`;
+  return `${t.steps} steps of ${t.batch} × ${t.seq_len} tokens (${(t.tokens_seen / 1e6).toFixed(1)} M tokens seen) of the ${corpusOf(t) === 'kjv+austen' ? 'KJV + Austen' : 'KJV + Austen + World English Bible'} corpus in ${time}${grown}, AdamW (lr ${t.lr}, linear warm-up over ${t.warmup ?? 300} steps, ${sched}), dropout ${t.dropout ?? 0.1}, seed ${t.seed}${t.unigram_bias ? ', output bias started at the log unigram frequencies of the training text' : ''}${t.sinusoidal_init ? ', position embeddings started as sinusoids' : ''}${t.whole_word ? ', whole-word masking' : ''}${t.kept_best_of ? `; the schedule ran to step ${t.kept_best_of.steps}, and the checkpoint kept is step ${t.steps}, the best held-out top-1 of the checkpoints taken every ${t.export_every * 60} seconds (\`--keep-best --export-every ${t.export_every}\`)` : ''}.`;
 }
 
 // A run's held-out quality in words: BERT's top-1 (also on its own window length when it trained on shorter ones),

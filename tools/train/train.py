@@ -418,6 +418,8 @@ def main():
              "corpus": "kjv+austen+web" if old_stream is not None else "kjv+austen"}
         if cuda:
             m.update(device=torch.cuda.get_device_name(dev), bf16_autocast=True)
+        if a.keep_best:
+            m.update(keep_best=True, export_every=a.export_every)
         m.update(config={k: config[k] for k in (("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size")
                                                 if a.model == "bert" else ("n_layer", "n_embd", "n_head", "n_inner"))})
         if a.model == "bert":
