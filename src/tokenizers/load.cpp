@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cmath>
 #include <optional>
 
 #include "core/json.h"
 #include "core/unicode.h"
 #include "tokenizers/bpe.h"
 #include "tokenizers/marian.h"
-#include "tokenizers/sentencepiece.h"
 #include "tokenizers/roles.h"
+#include "tokenizers/sentencepiece.h"
 #include "tokenizers/word-bpe.h"
 
 namespace wf {

@@ -101,13 +101,36 @@ def shared_tokenizers():
 
 
 # ---------------------------------------------------------------------------------------------------- batches
-def bert_batch(stream, rng, B, T, vocab_size, special, word_start=None):
-    """Windows of T-2 tokens from the stream, wrapped in [CLS] … [SEP]; 15 % masked with the 80/10/10 rule.
-
-    With word_start (a bool tensor over the stream, False for '##' continuation pieces): whole-word masking, as in
-    Google's BERT release: a word is chosen with probability 0.15 and then all of its pieces are masked (each piece
-    then gets the 80/10/10 rule); a window that starts inside a word treats its first pieces as one word."""
+def mask_windows(ids, ws, g, vocab_size, special):
+    """BERT's masking of windows ids (B, T), each [CLS] … [SEP], with the torch generator g (on ids' device): 15 %
+    chosen, 80 % [MASK] / 10 % random / 10 % unchanged. With ws (a (B, T) bool tensor, False for '##' continuation
+    pieces): whole-word masking, as in Google's BERT release: a word is chosen with probability 0.15 and then all of
+    its pieces are masked (each piece then gets the 80/10/10 rule); a window that starts inside a word treats its
+    first pieces as one word."""
     cls, sep, mask, n_special = special
+    B, T = ids.shape
+    dev = ids.device
+    prob = torch.rand(B, T, generator=g, device=dev)
+    if ws is not None:  # each piece takes the draw of the first piece of its word
+        ws[:, 1] = True
+        ar = torch.arange(T, device=dev).expand(B, T)
+        first = torch.where(ws, ar, torch.zeros_like(ar)).cummax(1).values
+        prob = prob.gather(1, first)  # first: the position of the first piece of each position's word
+    chosen = prob < 0.15
+    chosen[:, 0] = chosen[:, -1] = False
+    labels = ids[chosen].clone()
+    action = torch.rand(B, T, generator=g, device=dev)
+    inputs = ids.clone()
+    inputs[chosen & (action < 0.8)] = mask
+    rand_pos = chosen & (action >= 0.8) & (action < 0.9)
+    inputs[rand_pos] = torch.randint(n_special, vocab_size, (int(rand_pos.sum()),), generator=g, device=dev)
+    return inputs, chosen, labels
+
+
+def bert_batch(stream, rng, B, T, vocab_size, special, word_start=None):
+    """Windows of T-2 tokens from the stream (a list), wrapped in [CLS] … [SEP], masked by mask_windows; word_start:
+    a bool tensor over the stream for whole-word masking."""
+    cls, sep = special[:2]
     ids = torch.empty(B, T, dtype=torch.long)
     starts = []
     for b in range(B):
@@ -115,50 +138,27 @@ def bert_batch(stream, rng, B, T, vocab_size, special, word_start=None):
         ids[b] = torch.tensor([cls] + stream[s:s + T - 2] + [sep])
         starts.append(s)
     g = torch.Generator().manual_seed(rng.randrange(1 << 62))
-    prob = torch.rand(B, T, generator=g)
-    if word_start is not None:  # each piece takes the draw of the first piece of its word
+    ws = None
+    if word_start is not None:
         ws = torch.ones(B, T, dtype=torch.bool)
         for b, s in enumerate(starts):
             ws[b, 1:T - 1] = word_start[s:s + T - 2]
-        ws[:, 1] = True
-        first = torch.where(ws, torch.arange(T).expand(B, T), torch.zeros(B, T, dtype=torch.long)).cummax(1).values
-        prob = prob.gather(1, first)  # first: the position of the first piece of each position's word
-    chosen = prob < 0.15
-    chosen[:, 0] = chosen[:, -1] = False
-    labels = ids[chosen].clone()
-    action = torch.rand(B, T, generator=g)
-    inputs = ids.clone()
-    inputs[chosen & (action < 0.8)] = mask
-    rand_pos = chosen & (action >= 0.8) & (action < 0.9)
-    inputs[rand_pos] = torch.randint(n_special, vocab_size, (int(rand_pos.sum()),), generator=g)
-    return inputs, chosen, labels
+    return mask_windows(ids, ws, g, vocab_size, special)
 
 
 def bert_batch_tensor(stream, g, B, T, vocab_size, special, word_start=None):
-    """bert_batch for a stream held as a tensor (on the GPU): the same windows, whole-word rule and 80/10/10 masking,
-    drawn all at once from the torch generator g instead of row by row from a Python rng (--device cuda)."""
-    cls, sep, mask, n_special = special
+    """bert_batch for a stream held as a tensor (on the GPU, --device cuda): the windows drawn all at once from the
+    torch generator g instead of row by row from a Python rng, then the same masking."""
+    cls, sep = special[:2]
     dev = stream.device
     starts = torch.randint(0, len(stream) - (T - 2), (B,), generator=g, device=dev)
     pos = starts[:, None] + torch.arange(T - 2, device=dev)
     ids = torch.cat([torch.full((B, 1), cls, device=dev), stream[pos], torch.full((B, 1), sep, device=dev)], 1)
-    prob = torch.rand(B, T, generator=g, device=dev)
+    ws = None
     if word_start is not None:
         ws = torch.ones(B, T, dtype=torch.bool, device=dev)
         ws[:, 1:T - 1] = word_start[pos]
-        ws[:, 1] = True
-        ar = torch.arange(T, device=dev).expand(B, T)
-        first = torch.where(ws, ar, torch.zeros_like(ar)).cummax(1).values
-        prob = prob.gather(1, first)
-    chosen = prob < 0.15
-    chosen[:, 0] = chosen[:, -1] = False
-    labels = ids[chosen]
-    action = torch.rand(B, T, generator=g, device=dev)
-    inputs = ids.clone()
-    inputs[chosen & (action < 0.8)] = mask
-    rand_pos = chosen & (action >= 0.8) & (action < 0.9)
-    inputs = torch.where(rand_pos, torch.randint(n_special, vocab_size, (B, T), generator=g, device=dev), inputs)
-    return inputs, chosen, labels
+    return mask_windows(ids, ws, g, vocab_size, special)
 
 
 def gpt_batch(stream, rng, B, T):
@@ -177,9 +177,9 @@ def eval_bert(model, stream, special, T=128, n_windows=200, word_start=None):
     model.eval()
     rng = random.Random(1234)  # the same masked positions on every evaluation
     top1 = top5 = n = 0
+    dev = next(model.parameters()).device
     for _ in range(n_windows // 20):
         inputs, chosen, labels = bert_batch(stream, rng, 20, T, model.config["vocab_size"], special, word_start)
-        dev = next(model.parameters()).device
         inputs, chosen, labels = inputs.to(dev), chosen.to(dev), labels.to(dev)
         h, _, _ = model.encode(inputs)
         logits = model.mlm_logits(h[chosen])
@@ -194,9 +194,10 @@ def eval_bert(model, stream, special, T=128, n_windows=200, word_start=None):
 @torch.no_grad()
 def eval_gpt(model, stream, T=256):
     model.eval()
+    dev = next(model.parameters()).device
     nll, n = 0.0, 0
     for s in range(0, len(stream) - T - 1, T):
-        x = torch.tensor(stream[s:s + T + 1])[None].to(next(model.parameters()).device)
+        x = torch.tensor(stream[s:s + T + 1])[None].to(dev)
         logits, _, _, _ = model(x[:, :-1])
         nll += F.cross_entropy(logits[0], x[0, 1:], reduction="sum").item()
         n += T
@@ -441,14 +442,15 @@ def main():
             m["continued_from"] = continued_from
         return m
 
-    best = [None]
+    best = None
 
     def improved(m):
         """Always, without --keep-best; with it, whether m's held-out score beats every earlier checkpoint's."""
+        nonlocal best
         score = m["mlm_top1"] if a.model == "bert" else -m["perplexity"]
-        if a.keep_best and best[0] is not None and score <= best[0]:
+        if a.keep_best and best is not None and score <= best:
             return False
-        best[0] = score if best[0] is None else max(best[0], score)
+        best = score if best is None else max(best, score)
         return True
 
     model.train()
