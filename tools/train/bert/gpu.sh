@@ -2,7 +2,7 @@
 # Issue 18's BERT-mini on a lent GPU (the device tool: one H100, one call of at most 10 minutes; see README.md here).
 # Several shapes train side by side on the one GPU, each in two phases (16-token windows, then 128), keeping the
 # checkpoint with the best held-out top-1 (--keep-best); then each is measured (tools/train/measure.py --examples)
-# and the best one that answers "Let there be [MASK]." with "light" comes back under $OUT (its model.safetensors in
+# and the best of those that answer "Let there be [MASK]." with "light" (else the best) comes back under $OUT (its model.safetensors in
 # parts of 15 MB, the device tool's limit per file is 16 MiB): join them with `cat model.safetensors.part-* >
 # model.safetensors`.
 #
@@ -11,6 +11,7 @@
 #   BUDGET: seconds from the start of this script until training must end (default 440)
 #   RUN_ONLY: one of the RUNS' names (alone it trains about 3× faster than four sharing the GPU)
 #   INIT: a model folder to continue (carried with the call) instead of phase 1 from scratch; LR: phase 2's rate
+#   DEVICE=cpu PY=/usr/bin/python3 (with a small BUDGET): the whole script on this machine's CPU, as a check
 set -u
 cd "$(dirname "$0")/../../.."
 T0=$(date +%s)
