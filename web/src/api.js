@@ -98,7 +98,7 @@ export function terminate() {
 async function describe(source, opts, task) {
   if (source == null) {
     const d = await platform.defaultModel(task);
-    return { desc: (await describe(d.source, opts)).desc, name: d.name };
+    return { desc: (await describe(d.source, opts)).desc, name: d.name, defaults: d.options };
   }
   if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return { desc: { type: 'files', files: { 'model.gguf': source } }, name: 'model.gguf' };
   if (typeof Blob !== 'undefined' && source instanceof Blob && !Array.isArray(source)) {
@@ -113,7 +113,11 @@ async function describe(source, opts, task) {
     if (hub) return { desc: hub, name: hub.repo };
     return { desc: await platform.describe(source, opts), name: source };
   }
-  if (typeof source === 'object') return { desc: { type: 'files', files: source }, name: 'files' };
+  if (typeof source === 'object') {  // file name → contents, or → URL object (fetched, or read from disk in Node)
+    const files = {}, urls = {};
+    for (const [n, v] of Object.entries(source)) (v instanceof URL ? urls : files)[n] = v instanceof URL ? v.href : v;
+    return { desc: { type: 'files', files, urls }, name: 'files' };
+  }
   throw new TypeError(`unsupported model source ${String(source)}: give a URL, a Hugging Face repo id, a folder path (Node), File objects, bytes or a map of file names`);
 }
 
@@ -141,7 +145,8 @@ async function open(kind, source, opts, task) {
   loadOptions(opts, what);
   if (opts.signal?.aborted) throw abortError(opts.signal);
   const client = clientFor(opts);
-  const { desc, name } = await describe(source, opts, task);
+  const { desc, name, defaults } = await describe(source, opts, task);
+  if (defaults) opts = { ...defaults, ...opts };  // a default model's own options (wasmformer-models), the call's first
   const engine = {};
   if (opts.dtype != null) engine.dtype = opts.dtype;
   if (opts.memory_budget != null) engine.memory_budget = opts.memory_budget;

@@ -69,6 +69,20 @@ export const readPath = {
     }
     return out;
   },
+  // one file by its file: URL (a files map's entry): { size, open() }
+  async file(href, signal) {
+    const fs = await import('node:fs/promises');
+    const path = await import('node:path');
+    const p = fileURLToPath(href);
+    let st;
+    try {
+      st = await fs.stat(p);
+    } catch (e) {
+      throw new Error(`${p}: ${e.code === 'ENOENT' ? 'no such file' : e.message}`);
+    }
+    if (!st.isFile()) throw new Error(`${p}: not a file`);
+    return { size: st.size, open: () => readPath.open(p, path.basename(p), signal) };
+  },
   async *open(p, name, signal) {
     const fs = await import('node:fs/promises');
     const path = await import('node:path');

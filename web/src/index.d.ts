@@ -23,7 +23,7 @@ export type ModelSource =
   | Blob             // one .gguf file (File objects too)
   | File[]
   | FileList
-  | Record<string, ArrayBuffer | ArrayBufferView | Blob | string>;  // file name → contents
+  | Record<string, ArrayBuffer | ArrayBufferView | Blob | string | URL>;  // file name → contents, or → its URL (fetched; file: URLs read in Node)
 
 export type Task = 'fill-mask' | 'text-generation' | 'feature-extraction' | 'text-classification' | 'token-classification' | 'question-answering' | 'zero-shot-classification' | 'translation' | 'text2text-generation' | 'summarization';
 

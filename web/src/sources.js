@@ -3,7 +3,7 @@
 //   { type: 'url', url }         an absolute folder URL, or the URL of one .gguf file (of a split model: any part)
 //   { type: 'hub', repo, revision, hub }   a Hugging Face repo
 //   { type: 'path', path }       (Node) an absolute folder or .gguf path (of a split model: any part)
-//   { type: 'files', files }     file name → Blob | ArrayBuffer | typed array | string
+//   { type: 'files', files, urls? }  file name → Blob | ArrayBuffer | typed array | string; urls: file name → URL
 //
 // Which files to read is the engine's decision (select_files in src/tasks/pipeline.h), taken from the names a source
 // lists: a folder's model-files.json, the hub's file list, a directory listing, the given names. Only a plain folder
@@ -105,22 +105,62 @@ export async function resolve(engine, src, { weights = true, cache = true, signa
       return files.map((f) => ({ ...f, url: base + f.name, open: () => urlChunks(base + f.name, store, signal, fetchFn, f.size) }));
     }
     case 'files': {
-      const data = new Map();
-      for (const [name, v] of Object.entries(src.files)) {
-        if (typeof Blob !== 'undefined' && v instanceof Blob) data.set(name, v);
-        else if (typeof v === 'string') data.set(name, new TextEncoder().encode(v));
-        else if (v instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer)) data.set(name, new Uint8Array(v));
-        else if (ArrayBuffer.isView(v)) data.set(name, new Uint8Array(v.buffer, v.byteOffset, v.byteLength));
-        else throw new Error(`file ${name}: unsupported data (give an ArrayBuffer, a typed array, a Blob or a string)`);
+      // each file: its bytes in memory, or a URL (src.urls: a bundled folder's files, as a bundler names them),
+      // sized and opened only when the engine wants it
+      const entries = new Map();
+      for (const [name, v] of Object.entries(src.files ?? {})) {
+        let d;
+        if (typeof Blob !== 'undefined' && v instanceof Blob) d = v;
+        else if (typeof v === 'string') d = new TextEncoder().encode(v);
+        else if (v instanceof ArrayBuffer || (typeof SharedArrayBuffer === 'function' && v instanceof SharedArrayBuffer)) d = new Uint8Array(v);
+        else if (ArrayBuffer.isView(v)) d = new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+        else throw new Error(`file ${name}: unsupported data (give an ArrayBuffer, a typed array, a Blob, a string or a URL object)`);
+        entries.set(name, { size: d.size ?? d.byteLength, open: () => memChunks(d, signal) });
       }
-      const size = (n) => (data.has(n) ? data.get(n).size ?? data.get(n).byteLength : null);
-      const files = pick([...data.keys()], size, 'the given files');
-      await addShards(files, async (n) => JSON.parse(await readText(memChunks(data.get(n), signal))), size, 'the given files');
-      return files.map((f) => ({ ...f, open: () => memChunks(data.get(f.name), signal) }));
+      const urls = new Map(Object.entries(src.urls ?? {}));
+      const store = urls.size ? await cacheStore(cache) : null;
+      const pending = new Map();
+      const entry = async (n) => {
+        if (entries.has(n)) return entries.get(n);
+        if (!urls.has(n)) return null;
+        if (!pending.has(n)) pending.set(n, urlFile(n, urls.get(n), { store, signal, fetchFn, readPath }));
+        const e = await pending.get(n);
+        entries.set(n, e);
+        return e;
+      };
+      const where = 'the given files';
+      const files = pick([...entries.keys(), ...urls.keys()], () => null, where);
+      await Promise.all(files.map(async (f) => { f.size = (await entry(f.name)).size; }));
+      await addShards(files, async (n) => JSON.parse(await readText((await entry(n)).open())), async (n) => (await entry(n))?.size ?? null, where);
+      return files.map((f) => ({ ...f, open: () => entries.get(f.name).open() }));
     }
     default:
       throw new Error(`unsupported model source type ${src.type}`);
   }
+}
+
+// One file of a map given by URL: file: URLs from disk (Node); others fetched when the engine wants the file (one GET:
+// no HEAD first; http(s) through the cache), a large one streamed later with the size its response announces, a
+// small one (or a compressed answer, whose content-length is not the file's) read at once, so that its size is exact.
+const STREAM_FROM = 1 << 20;
+async function urlFile(name, href, { store, signal, fetchFn, readPath }) {
+  const protocol = new URL(href).protocol;
+  if (protocol === 'file:') {
+    if (!readPath?.file) throw new Error(`${name} (${href}): file: URLs are read in Node only; in a browser give http(s) URLs or bytes`);
+    return readPath.file(href, signal);
+  }
+  let res;
+  try {
+    res = protocol === 'http:' || protocol === 'https:' ? await fetchFile(href, store, signal, fetchFn) : await fetchFn(href, { signal });
+  } catch (e) {
+    if (e?.name === 'AbortError') throw e;
+    throw new Error(`${name}: ${e.message}`);
+  }
+  if (!res.ok) throw new Error(`${name}: ${href.length > 80 ? href.slice(0, 77) + '…' : href}: HTTP ${res.status}`);
+  const len = Number(res.headers.get(SIZE_HEADER) ?? res.headers.get('content-length') ?? NaN);
+  if (len >= STREAM_FROM && !res.headers.get('content-encoding')) return { size: len, open: () => chunks(res, signal) };
+  const d = new Uint8Array(await res.arrayBuffer());
+  return { size: d.byteLength, open: () => memChunks(d, signal) };
 }
 
 // A folder's model-files.json: { "files": { name: size, … } } → Map, or null when there is none (404, or the HTML
