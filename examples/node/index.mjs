@@ -1,5 +1,5 @@
 // wasmformer in Node: the default models (installed with the package), a streamed continuation, a chat with the
-// bundled chat model, and an HTTP server that keeps answering while the engine works in its own thread.
+// bundled chat model, a translation, and an HTTP server that keeps answering while the engine works in its own thread.
 import http from 'node:http';
 
 import { TextStreamer, pipeline } from 'wasmformer';
@@ -27,6 +27,12 @@ const chat = await pipeline('text-generation', models.chat);
 const [{ generated_text: conversation }] = await chat([{ role: 'user', content: 'And God said, Let there be light: and there was light.' }]);
 console.log('chat:', conversation.at(-1).content);
 
+// English into Spanish with the bundled translation model (4 beams, as its generation_config.json says)
+const translator = await pipeline('translation');
+const [{ translation_text }] = await translator('And God said, Let there be light: and there was light.');
+console.log('translation:', translation_text);
+
 await unmasker.dispose();
 await generator.dispose();
 await chat.dispose();
+await translator.dispose();

@@ -64,6 +64,7 @@ for (const ex of EXAMPLES) {
       const r = JSON.parse(await page.getAttribute('body', 'data-result'));
       assert.match(r.fill, /^[a-z]+$/);
       assert.ok(r.text.startsWith('In the beginning') && r.text.length > 'In the beginning'.length + 5, r.text);
+      assert.match(r.translation, /^Y dijo Dios\b/);  // the default translation model: a folder's files, each by its own URL
       // threads where the page is cross-origin isolated (esbuild's example picks its .wasm: one thread)
       const cores = await page.evaluate(() => navigator.hardwareConcurrency);
       assert.equal(r.threads, isolated && ex.name !== 'esbuild' ? Math.min(cores, 8) : 1, `${isolated ? 'isolated' : 'not isolated'}: ${r.threads} threads`);

@@ -112,3 +112,25 @@ test('the bundled embedding model: PyTorch\'s embeddings, from the folder and (c
   await folder.dispose();
   await gguf.dispose();
 });
+
+// wasmformer-models' translation model is the folder models/wasmformer-translate-en-es, file for file, given as a map
+// of file names to URLs; pipeline('translation') with no model loads it at q8_0 unless the call says otherwise.
+test('the default translation model: the bundled Marian folder\'s files, at q8_0 by default, translating into Spanish', async () => {
+  const fs = await import('node:fs');
+  const { models, options } = await import('wasmformer-models');
+  const folder = path.join(root, 'models/wasmformer-translate-en-es');
+  for (const [name, url] of Object.entries(models.translation)) {
+    assert.ok(url instanceof URL, name);
+    assert.ok(fs.readFileSync(url).equals(fs.readFileSync(path.join(folder, name))), `packages/models: ${name} is not the one in ${folder}`);
+  }
+  assert.deepEqual(options.translation, { dtype: 'q8_0' });
+  const translate = await pipeline('translation');
+  assert.equal(translate.model.info.dtype, 'q8_0');
+  const [{ translation_text }] = await translate('And God said, Let there be light: and there was light.');
+  assert.match(translation_text, /^Y dijo Dios: Sea la luz/);
+  await translate.dispose();
+  const f32 = await pipeline('translation', { dtype: 'f32' });  // the call's options win over the default's
+  assert.equal(f32.model.info.dtype, 'f32');
+  assert.deepEqual(await f32(['In the beginning God created the heaven and the earth.']), [{ translation_text: 'En el principio crió Dios los cielos y la tierra.' }]);
+  await f32.dispose();
+});

@@ -38,9 +38,11 @@ test('the tarballs hold what users need and nothing else', () => {
   }
   assert.match(list(models), /package\/wasmformer-bert-mini-q8_0\.gguf/);
   assert.match(list(models), /package\/wasmformer-chat-mini-q8_0\.gguf/);
+  for (const f of ['config.json', 'model.safetensors', 'source.spm', 'target.spm', 'vocab.json'])
+    assert.ok(list(models).includes(`package/wasmformer-translate-en-es/${f}`), `the translation model's ${f} is not in the models tarball`);
 });
 
-test('the Node example runs from the tarballs: default models, streaming, a free event loop', { timeout: 240000 }, () => {
+test('the Node example runs from the tarballs: default models (translation too), streaming, a free event loop', { timeout: 240000 }, () => {
   const app = freshApp('app-node');
   copyFileSync(path.join(root, 'examples/node/index.mjs'), path.join(app, 'index.mjs'));
   const out = execFileSync('node', ['index.mjs'], { cwd: app, encoding: 'utf8' });
@@ -49,6 +51,7 @@ test('the Node example runs from the tarballs: default models, streaming, a free
   assert.match(out, /^server during generation: still here$/m);
   assert.match(out, /^streamed the same text: true$/m);
   assert.match(out, /^chat: God said, "Let there be light\." There was light\.$/m);
+  assert.match(out, /^translation: Y dijo Dios: Sea la luz/m);
 });
 
 test('require() works, and the TypeScript consumer type-checks under --strict with the default lib', { timeout: 240000 }, () => {

@@ -18,6 +18,12 @@ const streamer = new TextStreamer(generator.tokenizer, { skip_prompt: true, call
 await generator('It was', { max_new_tokens: 3, streamer, return_full_text: false });
 console.log(generated_text.length, batch[0][0].generated_text);
 
+// the bundled translation model: a map of file names to URLs
+const translator = await pipeline('translation', models.translation, { dtype: 'q8_0' });
+const [{ translation_text }] = await translator('And God said', { num_beams: 2 });
+const urlMap = { 'config.json': new URL('https://example.com/c.json'), 'vocab.txt': '[UNK]\n' };
+console.log(translation_text.length, (await Tokenizer.load(urlMap)).info);
+
 const bytes: ArrayBuffer = new ArrayBuffer(8);
 const sources = [bytes, new Uint8Array(8), new URL('https://example.com/m/'), 'org/name', { 'config.json': '{}' }, [new File([], 'm.gguf')]] as const;
 console.log(sources.length);

@@ -25,9 +25,10 @@ setPlatform({
   },
   // the defaults a page registers with `import 'wasmformer-models'` (bundlers then copy the model files)
   async defaultModel(task) {
-    const url = globalThis[DEFAULTS]?.[task];
-    if (!url) throw new Error(`no model given for ${task}: pass a model URL or files, or add \`import 'wasmformer-models'\` to use the bundled default models`);
-    return { source: url, name: `wasmformer-models (${task})` };
+    const entry = globalThis[DEFAULTS]?.[task];
+    if (!entry) throw new Error(`no model given for ${task}: pass a model URL or files, or add \`import 'wasmformer-models'\` to use the bundled default models`);
+    const { source, options } = typeof entry === 'string' ? { source: entry } : entry;  // a URL, or { source, options }
+    return { source, options, name: `wasmformer-models (${task})` };
   },
   async localPlatform() {
     const { loadEngine } = await import('./engine.js');

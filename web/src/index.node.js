@@ -34,15 +34,15 @@ setPlatform({
   },
   // the bundled default models, from the wasmformer-models package (installed with wasmformer)
   async defaultModel(task) {
-    let models;
+    let models, options;
     try {
       const where = createRequire(import.meta.url).resolve('wasmformer-models');
-      ({ models } = await import(pathToFileURL(where).href));
+      ({ models, options } = await import(pathToFileURL(where).href));
     } catch (e) {
       throw new Error(`no model given for ${task}, and the default models are not installed (npm install wasmformer-models), or pass a model`);
     }
     if (!models?.[task]) throw new Error(`no model given for ${task}, and wasmformer-models has none for it: pass a model`);
-    return { source: models[task], name: `wasmformer-models (${task})` };
+    return { source: models[task], options: options?.[task], name: `wasmformer-models (${task})` };
   },
   async localPlatform() {
     const { loadEngine, readPath } = await import('./engine-node.js');
