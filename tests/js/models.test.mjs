@@ -134,3 +134,18 @@ test('the default translation model: the bundled Marian folder\'s files, at q8_0
   assert.deepEqual(await f32(['In the beginning God created the heaven and the earth.']), [{ translation_text: 'En el principio crió Dios los cielos y la tierra.' }]);
   await f32.dispose();
 });
+
+// A page that needs one default model imports its module alone (its bundler then copies that model's files only):
+// each registers its own task and nothing else; the main module registers every task.
+test('wasmformer-models: each task\'s module registers its model alone, the main module all of them', async () => {
+  const { execFileSync } = await import('node:child_process');
+  const registered = (spec) => JSON.parse(execFileSync('node', ['--input-type=module', '-e',
+    `await import('${spec}'); const r = globalThis[Symbol.for('wasmformer.defaultModels')] ?? {};
+     console.log(JSON.stringify(Object.fromEntries(Object.entries(r).map(([t, { source, options }]) => [t, { files: typeof source === 'string' ? 1 : Object.keys(source).length, options }]))));`],
+    { cwd: root, encoding: 'utf8' }));
+  assert.deepEqual(registered('wasmformer-models/fill-mask'), { 'fill-mask': { files: 1 } });
+  assert.deepEqual(registered('wasmformer-models/translation'), { translation: { files: 8, options: { dtype: 'q8_0' } } });
+  assert.deepEqual(registered('wasmformer-models/chat'), {});
+  assert.deepEqual(registered('wasmformer-models'), { 'fill-mask': { files: 1 }, 'text-generation': { files: 1 }, 'feature-extraction': { files: 1 },
+                                                      translation: { files: 8, options: { dtype: 'q8_0' } } });
+});

@@ -2,6 +2,8 @@
 // every call below must type-check without casts or narrowing where the result's shape is known.
 import { FillMask, Model, TextGenerator, TextStreamer, Tokenizer, pipeline, type FillMaskCandidate, type ProgressEvent } from 'wasmformer';
 import { models } from 'wasmformer-models';
+import { model as chatModel } from 'wasmformer-models/chat';
+import { model as translationFiles, options as translationOptions } from 'wasmformer-models/translation';
 
 const progress: ProgressEvent[] = [];
 const unmasker = await pipeline('fill-mask', undefined, { dtype: 'q8_0', progress_callback: (e) => progress.push(e) });
@@ -19,6 +21,9 @@ await generator('It was', { max_new_tokens: 3, streamer, return_full_text: false
 console.log(generated_text.length, batch[0][0].generated_text);
 
 // the bundled translation model: a map of file names to URLs
+const chatGen = await pipeline('text-generation', chatModel);
+const es = await pipeline('translation', translationFiles, translationOptions);
+console.log(chatGen.task, es.task);
 const translator = await pipeline('translation', models.translation, { dtype: 'q8_0' });
 const [{ translation_text }] = await translator('And God said', { num_beams: 2 });
 const urlMap = { 'config.json': new URL('https://example.com/c.json'), 'vocab.txt': '[UNK]\n' };

@@ -1,4 +1,8 @@
-import 'wasmformer-models';  // registers the default models (and makes the bundler copy their files)
+// the default models this page uses, each registered by its own module: the bundler copies their files and no
+// others (import 'wasmformer-models' would bring all of them)
+import 'wasmformer-models/fill-mask';
+import 'wasmformer-models/text-generation';
+import 'wasmformer-models/translation';
 import { pipeline } from 'wasmformer';
 
 const out = document.querySelector('#out');
