@@ -36,7 +36,7 @@ for f in bert-base/model.safetensors gpt2-base/model.safetensors onnx/{bert,gpt2
   [ -f "$models/$f" ] && continue
   if ! /usr/bin/python3 -c 'import torch, onnx, numpy, regex' 2>/dev/null; then
     echo "bench: $models/$f is missing; the models are made with Debian's python3, torch, onnx and regex:" >&2
-    echo "  apt-get install -y python3-torch python3-onnx python3-numpy python3-regex libopenblas0-pthread" >&2
+    echo "  apt-get install -y python3-torch python3-onnx python3-numpy python3-regex python3-sentencepiece libopenblas0-pthread" >&2
     exit 1
   fi
   echo "bench: making the models in $models (first run: a few minutes)"
