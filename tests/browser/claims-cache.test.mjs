@@ -104,3 +104,52 @@ test('browser: a folder URL is kept in the Cache API; the second load downloads 
     await context.close();
   }
 });
+
+// A map of file names to URL objects (wasmformer-models' translation model is given so, each file where the bundler put
+// it): in the page's worker, http files through the same cache, a data: URL (Vite inlines small files so) read as
+// is; and a task the imported default models do not cover is named in the error.
+test('browser: a map of file names to URLs loads (data: URLs too) and is cached like a folder; a default model that is not there is named', async () => {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  const problems = await watch(context, page, (u) => u.origin === origin || u.protocol === 'blob:' || u.protocol === 'data:');
+  try {
+    await page.goto(`${origin}/tests/browser/pages/api.html`);
+    await page.waitForSelector('body[data-ready="true"]', { state: 'attached' });
+    const config = (await import('node:fs')).readFileSync(path.join(root, FOLDER, 'config.json')).toString('base64');
+    const load = ({ folder, config }) => (async () => {
+      const { FillMask } = window.wasmformer;
+      const map = {
+        'config.json': new URL(`data:application/json;base64,${config}`),
+        'model.safetensors': new URL(`${folder}model.safetensors`, location.href),
+        'tokenizer_config.json': new URL(`${folder}tokenizer_config.json`, location.href),
+        'vocab.txt': new URL(`${folder}vocab.txt`, location.href),
+      };
+      const fm = await FillMask.load(map);
+      const { results } = await fm.fill('the capital of france is [MASK]. it has [MASK] people', { top_k: 5 });
+      await fm.dispose();
+      return results.map((l) => l.map((c) => c.token));
+    })();
+    await page.evaluate(() => window.wasmformer.clearCache());
+    requests.length = 0;
+    assert.deepEqual(await page.evaluate(load, { folder: FOLDER, config }), GOLDEN_TOP5);
+    assert.deepEqual(fileGets(), ['model.safetensors', 'tokenizer_config.json', 'vocab.txt'], 'one GET per http file, none for the data: one');
+    await page.waitForFunction(async () => (await (await caches.open(window.wasmformer.CACHE_NAME)).keys()).length >= 3);
+    requests.length = 0;
+    assert.deepEqual(await page.evaluate(load, { folder: FOLDER, config }), GOLDEN_TOP5);
+    assert.deepEqual(fileGets(), [], 'the second load read every file from the cache');
+
+    const err = await page.evaluate(async () => {
+      globalThis[Symbol.for('wasmformer.defaultModels')] = { 'fill-mask': { source: 'x.gguf' } };
+      try {
+        await window.wasmformer.pipeline('summarization');
+        return null;
+      } catch (e) {
+        return e.message;
+      }
+    });
+    assert.equal(err, 'no model given for summarization, and the imported default models have none for it (they cover fill-mask): pass a model');
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+  }
+});

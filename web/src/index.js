@@ -25,7 +25,9 @@ setPlatform({
   },
   // the defaults a page registers with `import 'wasmformer-models'` (bundlers then copy the model files)
   async defaultModel(task) {
-    const entry = globalThis[DEFAULTS]?.[task];
+    const registry = globalThis[DEFAULTS], entry = registry?.[task];
+    if (!entry && registry && Object.keys(registry).length)
+      throw new Error(`no model given for ${task}, and the imported default models have none for it (they cover ${Object.keys(registry).join(', ')}): pass a model`);
     if (!entry) throw new Error(`no model given for ${task}: pass a model URL or files, or add \`import 'wasmformer-models'\` to use the bundled default models`);
     const { source, options } = typeof entry === 'string' ? { source: entry } : entry;  // a URL, or { source, options }
     return { source, options, name: `wasmformer-models (${task})` };
