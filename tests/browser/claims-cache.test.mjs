@@ -68,13 +68,23 @@ async function loadOnce({ folder, opts, expect }) {
 
 const fileGets = () => requests.filter((r) => r.startsWith(`GET ${FOLDER}`) && !r.endsWith('/model-files.json')).map((r) => r.slice(4 + FOLDER.length)).sort();
 
-test('browser: a folder URL is kept in the Cache API; the second load downloads no file; cache: false and clearCache() download again', async () => {
+// A fresh context on the API page, ready; fn(page) runs there, then no request may have failed or left the origin.
+async function onApiPage(fn) {
   const context = await browser.newContext();
   const page = await context.newPage();
   const problems = await watch(context, page, (u) => u.origin === origin || u.protocol === 'blob:' || u.protocol === 'data:');
   try {
     await page.goto(`${origin}/tests/browser/pages/api.html`);
     await page.waitForSelector('body[data-ready="true"]', { state: 'attached' });
+    await fn(page);
+    assert.deepEqual(problems, []);
+  } finally {
+    await context.close();
+  }
+}
+
+test('browser: a folder URL is kept in the Cache API; the second load downloads no file; cache: false and clearCache() download again', async () => {
+  await onApiPage(async (page) => {
     assert.equal(await page.evaluate(() => isSecureContext && typeof caches === 'object'), true);
 
     const first = await page.evaluate(loadOnce, { folder: FOLDER, opts: {}, expect: FILES.length });
@@ -99,22 +109,14 @@ test('browser: a folder URL is kept in the Cache API; the second load downloads 
     const third = await page.evaluate(loadOnce, { folder: FOLDER, opts: {}, expect: FILES.length });
     assert.deepEqual(fileGets(), FILES, 'after clearCache() the files are downloaded again');
     assert.deepEqual(third.ids, GOLDEN_TOP5);
-    assert.deepEqual(problems, []);
-  } finally {
-    await context.close();
-  }
+  });
 });
 
 // A map of file names to URL objects (wasmformer-models' translation model is given so, each file where the bundler put
 // it): in the page's worker, http files through the same cache, a data: URL (Vite inlines small files so) read as
 // is; and a task the imported default models do not cover is named in the error.
 test('browser: a map of file names to URLs loads (data: URLs too) and is cached like a folder; a default model that is not there is named', async () => {
-  const context = await browser.newContext();
-  const page = await context.newPage();
-  const problems = await watch(context, page, (u) => u.origin === origin || u.protocol === 'blob:' || u.protocol === 'data:');
-  try {
-    await page.goto(`${origin}/tests/browser/pages/api.html`);
-    await page.waitForSelector('body[data-ready="true"]', { state: 'attached' });
+  await onApiPage(async (page) => {
     const config = (await import('node:fs')).readFileSync(path.join(root, FOLDER, 'config.json')).toString('base64');
     const load = ({ folder, config }) => (async () => {
       const { FillMask } = window.wasmformer;
@@ -148,8 +150,5 @@ test('browser: a map of file names to URLs loads (data: URLs too) and is cached 
       }
     });
     assert.equal(err, 'no model given for summarization, and the imported default models have none for it (they cover fill-mask): pass a model');
-    assert.deepEqual(problems, []);
-  } finally {
-    await context.close();
-  }
+  });
 });
