@@ -2,6 +2,7 @@
 // `node web/bin/model-files.mjs FOLDER`), and a folder served with one is loaded without a single probe.
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
@@ -71,5 +72,69 @@ test('a map of file names to URL objects loads as its folder does: file:, http a
   } finally {
     await srv.close();
     rmSync(renamed, { recursive: true, force: true });
+  }
+});
+
+// A download that breaks off (the connection dropped) goes on from the first byte not yet read: with a Range request
+// where the server honours it, else from the whole file again, its first bytes skipped; after three failed tries the
+// error names the file and the byte. cut(n): how many times the server drops model.safetensors after its first MiB.
+async function flakyServer(dir, { cut, ranges }) {
+  const requests = [];
+  let cuts = 0;
+  const server = http.createServer((req, res) => {
+    const name = decodeURIComponent(new URL(req.url, 'http://x').pathname).slice(1);
+    requests.push(`${req.method} ${name}${req.headers.range ? ` ${req.headers.range}` : ''}`);
+    let body;
+    try {
+      body = readFileSync(path.join(dir, name));
+    } catch {
+      res.writeHead(404);
+      return res.end();
+    }
+    const m = ranges && /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const from = m ? Number(m[1]) : 0;
+    const headers = { 'content-type': 'application/octet-stream', 'content-length': body.length - from };
+    if (m) headers['content-range'] = `bytes ${from}-${body.length - 1}/${body.length}`;
+    res.writeHead(m ? 206 : 200, headers);
+    if (name === 'model.safetensors' && cuts < cut) {
+      cuts++;
+      res.write(body.subarray(from, from + (1 << 20)));
+      return setTimeout(() => res.socket.destroy(), 20);
+    }
+    res.end(body.subarray(from));
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${server.address().port}/`, requests, close: () => new Promise((r) => { server.closeAllConnections(); server.close(r); }) };
+}
+
+test('a download that breaks off is resumed (Range, or the whole file again) and gives the same model; three breaks more are an error', async () => {
+  const dir = fixture('bert-tiny');
+  const text = 'the [MASK] of the land';
+  const folder = await FillMask.load(dir);
+  const want = (await folder.fill(text, { top_k: 5 })).results;
+  await folder.dispose();
+  for (const ranges of [true, false]) {
+    const srv = await flakyServer(dir, { cut: 2, ranges });
+    try {
+      const fm = await FillMask.load(srv.url, { cache: false });
+      assert.deepEqual((await fm.fill(text, { top_k: 5 })).results, want);
+      await fm.dispose();
+      const gets = srv.requests.filter((r) => r.startsWith('GET model.safetensors'));
+      assert.equal(gets.length, 3, gets.join(', '));
+      assert.equal(gets[0], 'GET model.safetensors');
+      // the tries ask for what is missing: further on each time where the server honours Range (each answer drops after
+      // its first MiB), from the same byte where it sends the whole file again
+      const at = gets.slice(1).map((r) => Number(/bytes=(\d+)-$/.exec(r)?.[1]));
+      assert.ok(at[0] > 0 && (ranges ? at[1] > at[0] : at[1] === at[0]), gets.join(', '));
+    } finally {
+      await srv.close();
+    }
+  }
+  const srv = await flakyServer(dir, { cut: 4, ranges: false });  // each answer starts again and drops after its first MiB
+  try {
+    await assert.rejects(FillMask.load(srv.url, { cache: false }), /model\.safetensors: the download broke off at byte \d+ and could not be resumed \(3 tries; /);
+    assert.equal(srv.requests.filter((r) => r.startsWith('GET model.safetensors')).length, 4);
+  } finally {
+    await srv.close();
   }
 });

@@ -83,7 +83,7 @@ export async function resolve(engine, src, { weights = true, cache = true, signa
         if (isGguf(u.pathname)) {  // one GGUF file: its size from the response that brings it
           const res = await fetchFile(u.href, store, signal, fetchFn);
           const len = res.headers.get('content-length');
-          return [{ name: u.pathname.split('/').pop(), size: len == null ? -1 : Number(len), url: u.href, open: () => chunks(res, signal) }];
+          return [{ name: u.pathname.split('/').pop(), size: len == null ? -1 : Number(len), url: u.href, open: () => resumable(res, u.href, signal, fetchFn) }];
         }
         base = u.href.endsWith('/') ? u.href : u.href + '/';
         where = base;
@@ -158,7 +158,7 @@ async function urlFile(name, href, { store, signal, fetchFn, readPath }) {
   }
   if (!res.ok) throw new Error(`${name}: ${href.length > 80 ? href.slice(0, 77) + '…' : href}: HTTP ${res.status}`);
   const len = Number(res.headers.get(SIZE_HEADER) ?? res.headers.get('content-length') ?? NaN);
-  if (len >= STREAM_FROM && !res.headers.get('content-encoding')) return { size: len, open: () => chunks(res, signal) };
+  if (len >= STREAM_FROM && !res.headers.get('content-encoding')) return { size: len, open: () => resumable(res, href, signal, fetchFn) };
   const d = new Uint8Array(await res.arrayBuffer());
   return { size: d.byteLength, open: () => memChunks(d, signal) };
 }
@@ -279,7 +279,68 @@ async function fetchFile(url, store, signal, fetchFn, size = null) {
 }
 
 async function* urlChunks(url, store, signal, fetchFn, size) {
-  yield* chunks(await fetchFile(url, store, signal, fetchFn, size), signal);
+  yield* resumable(() => fetchFile(url, store, signal, fetchFn, size), url, signal, fetchFn);
+}
+
+// A response's body, resumed where it broke off (a dropped connection, a mobile network that changed): up to RETRIES
+// times, after a short wait, the file is asked for again from the first byte not yet given, with a Range header; a
+// server that honours it sends the rest (206), one that does not sends the whole file again (200), whose first bytes
+// are skipped. What was given is never given twice, so the caller sees one unbroken stream. (A resumed file is not
+// kept in the Cache API: the copy being cached broke off with the first response.)
+const RETRIES = 3;
+// first: the response, or a function that fetches it (a network error there counts as a try too).
+async function* resumable(first, url, signal, fetchFn) {
+  let given = 0, skip = 0, attempt = 0, broke, res = null;
+  if (typeof first !== 'function') res = first;
+  else {
+    try {
+      res = await first();
+    } catch (e) {
+      if (e?.name === 'AbortError' || !(e instanceof TypeError)) throw e;  // fetch's network errors are TypeErrors
+      broke = e;
+    }
+  }
+  for (;;) {
+    if (res) {
+      try {
+        for await (let c of chunks(res, signal)) {
+          if (skip) {
+            const n = Math.min(skip, c.byteLength);
+            skip -= n;
+            c = c.subarray(n);
+            if (!c.byteLength) continue;
+          }
+          given += c.byteLength;
+          yield c;
+        }
+        return;
+      } catch (e) {
+        if (e?.name === 'AbortError' || signal?.aborted) throw e;
+        broke = e;
+      }
+    }
+    if (++attempt > RETRIES)
+      throw new Error(given ? `${url}: the download broke off at byte ${given} and could not be resumed (${RETRIES} tries; ${broke?.message ?? broke})`
+                            : `${url}: could not be downloaded (${RETRIES + 1} tries; ${broke?.message ?? broke})`);
+    await new Promise((r) => setTimeout(r, 200 * attempt));
+    aborted(signal);
+    try {
+      res = await fetchFn(url, { signal, headers: { range: `bytes=${given}-` } });
+    } catch (e) {
+      if (e?.name === 'AbortError') throw e;
+      [res, broke] = [null, e];
+      continue;
+    }
+    if (res.status === 206) {
+      const from = Number(/^bytes (\d+)-/.exec(res.headers.get('content-range') ?? '')?.[1] ?? NaN);
+      if (!(from <= given)) throw new Error(`${url}: resuming at byte ${given}, the server sent ${res.headers.get('content-range') ?? 'no content-range'}`);
+      skip = given - from;
+    } else if (res.status === 200) {
+      skip = given;  // no range support: the whole file again
+    } else {
+      throw new Error(`${url}: resuming at byte ${given}: HTTP ${res.status}`);
+    }
+  }
 }
 
 async function* chunks(res, signal) {
