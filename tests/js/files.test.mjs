@@ -34,21 +34,29 @@ test('a folder with model-files.json loads with no probing: one GET per file it 
   }
 });
 
+// The top 5 of a fixed text from a FillMask, or from the model a source loads (then disposed).
+async function fills(m) {
+  const own = !(m instanceof FillMask);
+  if (own) m = await FillMask.load(m);
+  try {
+    return (await m.fill('the [MASK] of the land', { top_k: 5 })).results;
+  } finally {
+    if (own) await m.dispose();
+  }
+}
+
 // A map of file names to URL objects (what wasmformer-models gives for its folder model, each file where a bundler
 // put it, under the bundler's own name): loaded as the folder is, each file asked for only when the engine wants it.
 test('a map of file names to URL objects loads as its folder does: file:, http and data: URLs; a missing file is named', async () => {
   const dir = fixture('bert-tiny');
-  const text = 'the [MASK] of the land';
-  const folder = await FillMask.load(dir);
-  const want = (await folder.fill(text, { top_k: 5 })).results;
-  await folder.dispose();
+  const want = await fills(dir);
   const names = readdirSync(dir).filter((n) => n !== 'golden.safetensors');
   // file: URLs (read from disk in Node), under other names than the keys, as a bundler renames them
   const renamed = mkdtempSync(path.join(os.tmpdir(), 'wf-url-map-'));
   for (const n of names) copyFileSync(path.join(dir, n), path.join(renamed, `${n.replace('.', '-3f9a1c.')}`));
   const fromDisk = Object.fromEntries(names.map((n) => [n, pathToFileURL(path.join(renamed, n.replace('.', '-3f9a1c.')))]));
   const a = await FillMask.load(fromDisk);
-  assert.deepEqual((await a.fill(text, { top_k: 5 })).results, want);
+  assert.deepEqual(await fills(a), want);
   await a.dispose();
   // http URLs: one GET per file the engine needs (none for the others), each size known before the first byte
   const srv = await serve(dir);
@@ -59,7 +67,7 @@ test('a map of file names to URL objects loads as its folder does: file:, http a
       urls[n] = new URL(`data:application/json;base64,${readFileSync(path.join(dir, n)).toString('base64')}`);
     const progress = [];
     const b = await FillMask.load(urls, { cache: false, progress_callback: (e) => e.status === 'progress_total' && progress.push(e) });
-    assert.deepEqual((await b.fill(text, { top_k: 5 })).results, want);
+    assert.deepEqual(await fills(b), want);
     assert.deepEqual(srv.requests.sort(), ['GET /model.safetensors', 'GET /vocab.txt']);
     assert.ok(progress.length && progress.every((e) => e.total > 0), 'every size is known before the first byte');
     await b.dispose();
@@ -67,7 +75,7 @@ test('a map of file names to URL objects loads as its folder does: file:, http a
     const missing = { ...urls, 'vocab.txt': new URL('no-such-vocab.txt', srv.url) };
     await assert.rejects(FillMask.load(missing, { cache: false }), /vocab\.txt: http:\/\/127\.0\.0\.1:\d+\/no-such-vocab\.txt: not found/);
     const c = await FillMask.load(fromDisk);
-    assert.deepEqual((await c.fill(text, { top_k: 5 })).results, want);
+    assert.deepEqual(await fills(c), want);
     await c.dispose();
   } finally {
     await srv.close();
@@ -109,15 +117,12 @@ async function flakyServer(dir, { cut, ranges }) {
 
 test('a download that breaks off is resumed (Range, or the whole file again) and gives the same model; three breaks more are an error', async () => {
   const dir = fixture('bert-tiny');
-  const text = 'the [MASK] of the land';
-  const folder = await FillMask.load(dir);
-  const want = (await folder.fill(text, { top_k: 5 })).results;
-  await folder.dispose();
+  const want = await fills(dir);
   for (const ranges of [true, false]) {
     const srv = await flakyServer(dir, { cut: 2, ranges });
     try {
       const fm = await FillMask.load(srv.url, { cache: false });
-      assert.deepEqual((await fm.fill(text, { top_k: 5 })).results, want);
+      assert.deepEqual(await fills(fm), want);
       await fm.dispose();
       const gets = srv.requests.filter((r) => r.startsWith('GET model.safetensors'));
       assert.equal(gets.length, 3, gets.join(', '));
