@@ -12,7 +12,8 @@ import { FillMask, Model } from 'wasmformer';
 import { MANIFEST, listing } from '../../web/bin/model-files.mjs';
 import { fixture, root, serve } from './helpers.mjs';
 
-const FOLDERS = ['models/wasmformer-bert-mini', 'models/wasmformer-gpt2-mini', 'tests/data/fixtures/bert-tiny', 'tests/data/fixtures/gpt2-tiny'];
+const FOLDERS = ['models/wasmformer-bert-mini', 'models/wasmformer-gpt2-mini', 'models/wasmformer-embed-mini', 'models/wasmformer-chat-mini',
+                 'models/wasmformer-translate-en-es', 'tests/data/fixtures/bert-tiny', 'tests/data/fixtures/gpt2-tiny'];
 
 test('every committed model-files.json lists its folder as it is', () => {
   for (const f of FOLDERS) {

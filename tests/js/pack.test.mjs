@@ -1,10 +1,10 @@
 // The package as users get it, in Node: `npm pack` of the runtime and of wasmformer-models, installed offline from
 // the tarballs into fresh apps. The Node example runs (default models, streaming, a server answering during a
-// generation), require() works, the TypeScript consumer type-checks under --strict with the default lib, and
-// without the models package a call with no model says what to install.
+// generation), require() works, the TypeScript consumer type-checks under --strict with the default lib,
+// without the models package a call with no model says what to install, and the wasmformer-files command lists a folder.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { gzipSync } from 'node:zlib';
@@ -17,7 +17,7 @@ test('the tarballs hold what users need and nothing else', () => {
   const list = (t) => execFileSync('tar', ['tzf', t], { encoding: 'utf8' });
   const files = list(runtime);
   for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-mt.wasm', 'dist/wasmformer-relaxed.wasm', 'dist/wasmformer-mt-relaxed.wasm', 'dist/wasmformer-node.cjs', 'dist/package.json', 'web/src/index.js',
-                   'web/src/index.node.js', 'web/src/index.d.ts', 'web/src/worker-node.js'])
+                   'web/src/index.node.js', 'web/src/index.d.ts', 'web/src/worker-node.js', 'web/bin/model-files.mjs'])
     assert.match(files, new RegExp(`package/${f.replace('.', '\\.')}`), f);
   assert.doesNotMatch(files, /package\/(src|tests|tools|build|models|examples|packages)\//);
   assert.doesNotMatch(files, /\.gguf/);
@@ -79,4 +79,39 @@ test('without wasmformer-models, a call with no model says what to install', { t
     return '';
   })();
   assert.match(err, /no model given for fill-mask, and the default models are not installed \(npm install wasmformer-models\)/);
+});
+
+// A web developer who serves a Hugging Face folder from their own site runs the package's command once on it: the folder
+// then lists itself (model-files.json, subfolders too), and the package loads it with no probing request.
+test('the wasmformer-files command from the tarball lists a folder, which then loads with one GET per file it needs', { timeout: 240000 }, () => {
+  const app = freshApp('app-files', null, { withModels: false });
+  const folder = path.join(app, 'public/embed');
+  cpSync(path.join(root, 'models/wasmformer-embed-mini'), folder, { recursive: true, filter: (s) => !s.endsWith('model-files.json') });
+  const out = execFileSync('npx', ['--offline', 'wasmformer-files', 'public/embed'], { cwd: app, encoding: 'utf8' });
+  assert.match(out, /public\/embed\/model-files\.json: 10 files/);
+  const written = JSON.parse(readFileSync(path.join(folder, 'model-files.json'), 'utf8'));
+  assert.deepEqual(written, JSON.parse(readFileSync(path.join(root, 'models/wasmformer-embed-mini/model-files.json'), 'utf8')));
+  writeFileSync(path.join(app, 'serve.mjs'), `
+    import http from 'node:http';
+    import { readFileSync } from 'node:fs';
+    import { pipeline } from 'wasmformer';
+    const requests = [];
+    const server = http.createServer((req, res) => {
+      requests.push(req.method + ' ' + req.url);
+      try {
+        const body = readFileSync('public/embed' + decodeURIComponent(req.url));
+        res.writeHead(200, { 'content-length': body.length }).end(req.method === 'HEAD' ? undefined : body);
+      } catch { res.writeHead(404).end(); }
+    });
+    await new Promise((r) => server.listen(0, '127.0.0.1', r));
+    const embed = await pipeline('feature-extraction', 'http://127.0.0.1:' + server.address().port + '/');
+    const { dims } = await embed(['In the beginning'], { pooling: 'mean', normalize: true });
+    console.log(JSON.stringify({ dims, requests: requests.sort() }));
+    server.close();
+    await embed.dispose();
+  `);
+  const r = JSON.parse(execFileSync('node', ['serve.mjs'], { cwd: app, encoding: 'utf8' }));
+  assert.deepEqual(r.dims, [1, 192]);
+  assert.ok(r.requests.includes('GET /1_Pooling/config.json'), r.requests.join(', '));
+  assert.deepEqual(r.requests.filter((q) => !q.startsWith('GET ') || q.includes('README') || q.includes('training')), [], 'no probe, nothing it does not need');
 });
