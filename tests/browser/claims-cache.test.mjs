@@ -135,7 +135,13 @@ test('browser: a map of file names to URLs loads (data: URLs too) and is cached 
     requests.length = 0;
     assert.deepEqual(await page.evaluate(load, { folder: FOLDER, config }), GOLDEN_TOP5);
     assert.deepEqual(fileGets(), ['model.safetensors', 'tokenizer_config.json', 'vocab.txt'], 'one GET per http file, none for the data: one');
-    await page.waitForFunction(async () => (await (await caches.open(window.wasmformer.CACHE_NAME)).keys()).length >= 3);
+    const cached = await page.evaluate(async () => {  // the cache is written beside the download: wait for it (≤ 10 s)
+      let keys = [];
+      for (let i = 0; i < 100 && keys.length < 3; i++, await new Promise((r) => setTimeout(r, 100)))
+        keys = (await (await caches.open(window.wasmformer.CACHE_NAME)).keys()).map((r) => new URL(r.url).pathname).sort();
+      return keys;
+    });
+    assert.deepEqual(cached, ['model.safetensors', 'tokenizer_config.json', 'vocab.txt'].map((n) => FOLDER + n));
     requests.length = 0;
     assert.deepEqual(await page.evaluate(load, { folder: FOLDER, config }), GOLDEN_TOP5);
     assert.deepEqual(fileGets(), [], 'the second load read every file from the cache');

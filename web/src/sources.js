@@ -332,8 +332,10 @@ async function* resumable(first, url, signal, fetchFn) {
       continue;
     }
     if (res.status === 206) {
-      const from = Number(/^bytes (\d+)-/.exec(res.headers.get('content-range') ?? '')?.[1] ?? NaN);
-      if (!(from <= given)) throw new Error(`${url}: resuming at byte ${given}, the server sent ${res.headers.get('content-range') ?? 'no content-range'}`);
+      // the range asked for, unless Content-Range says otherwise (a cross-origin server may not expose that header)
+      const range = res.headers.get('content-range');
+      const from = range == null ? given : Number(/^bytes (\d+)-/.exec(range)?.[1] ?? NaN);
+      if (!(from <= given)) throw new Error(`${url}: resuming at byte ${given}, the server sent ${range}`);
       skip = given - from;
     } else if (res.status === 200) {
       skip = given;  // no range support: the whole file again
