@@ -27,19 +27,25 @@ const GOLDEN_TOP5 = [0, 1].map((r) => {
 
 let browser, server, origin;
 const requests = [];
+const serving = { ranges: true };  // the server honours Range requests (206), or answers them with the whole file
 
 before(async () => {
   server = http.createServer((req, res) => {
     const name = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-    requests.push(`${req.method} ${name}`);
+    requests.push(`${req.method} ${name}${req.headers.range ? ` ${req.headers.range}` : ''}`);
     const file = path.join(root, name);
     if (!file.startsWith(root + path.sep) || !existsSync(file) || !statSync(file).isFile()) {
       res.writeHead(404, { 'cache-control': 'no-store' });
       return res.end();
     }
-    res.writeHead(200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'content-length': statSync(file).size, 'cache-control': 'no-store' });
+    const { size, mtimeMs } = statSync(file);
+    const range = serving.ranges && /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
+    const from = range ? Number(range[1]) : 0;
+    res.writeHead(range ? 206 : 200, { 'content-type': TYPES[path.extname(file)] ?? 'application/octet-stream', 'content-length': size - from,
+                                       'cache-control': 'no-store', etag: `"${size}-${Math.round(mtimeMs)}"`,
+                                       ...(range && { 'content-range': `bytes ${from}-${size - 1}/${size}` }) });
     if (req.method === 'HEAD') return res.end();
-    createReadStream(file).pipe(res);
+    createReadStream(file, { start: from }).pipe(res);
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   origin = `http://127.0.0.1:${server.address().port}`;
@@ -156,5 +162,54 @@ test('browser: a map of file names to URLs loads (data: URLs too) and is cached 
       }
     });
     assert.equal(err, 'no model given for summarization, and the imported default models have none for it (they cover fill-mask): pass a model');
+  });
+});
+
+// A big file (16 MiB or more) is cached in parts as it arrives: a load cut short (here aborted once 20 of BERT-mini's
+// 25.4 MB are in) leaves its first part in the cache, and the next load asks the server only for the rest, with a
+// Range request; once whole, nothing is downloaded again. A server that ignores ranges gets the file asked for whole.
+test('browser: a big file\'s download cut short goes on from its cached parts next time (Range); then it is read from the cache alone', async () => {
+  const BIG = '/models/wasmformer-bert-mini/';
+  const TEXT = 'And the children of Israel went out of the land of [MASK].';
+  const load = ({ folder, text, abortAt }) => (async () => {
+    const { FillMask } = window.wasmformer;
+    const ctl = new AbortController();
+    const progress_callback = (e) => { if (abortAt && e.status === 'progress' && e.file === 'model.safetensors' && e.loaded >= abortAt) ctl.abort(); };
+    try {
+      const fm = await FillMask.load(folder, { signal: ctl.signal, progress_callback });
+      const { results } = await fm.fill(text, { top_k: 5 });
+      await fm.dispose();
+      return results[0].map((c) => [c.token, c.score]);
+    } catch (e) {
+      return e.name;
+    }
+  })();
+  const keys = () => (async () => (await (await caches.open(window.wasmformer.CACHE_NAME)).keys()).map((r) => new URL(r.url).pathname + new URL(r.url).search).sort())();
+  const bigGets = () => requests.filter((r) => r.startsWith(`GET ${BIG}model.safetensors`)).map((r) => r.slice(`GET ${BIG}model.safetensors`.length).trim());
+  await onApiPage(async (page) => {
+    const want = await page.evaluate(load, { folder: BIG, text: TEXT });  // the reference: a whole download
+    assert.equal(want.length, 5);
+    await page.evaluate(() => window.wasmformer.clearCache());
+    for (const ranges of [true, false]) {
+      serving.ranges = ranges;
+      requests.length = 0;
+      assert.equal(await page.evaluate(load, { folder: BIG, text: TEXT, abortAt: 20 << 20 }), 'AbortError');
+      let cached = [];
+      for (let i = 0; i < 100 && !cached.includes(`${BIG}model.safetensors?wasmformer-part=0`); i++, await new Promise((r) => setTimeout(r, 100)))
+        cached = await page.evaluate(keys);
+      assert.ok(cached.includes(`${BIG}model.safetensors?wasmformer-part=0`), cached.join(', '));
+      assert.ok(!cached.includes(`${BIG}model.safetensors`) && !cached.includes(`${BIG}model.safetensors?wasmformer-part=1`), cached.join(', '));
+      requests.length = 0;
+      assert.deepEqual(await page.evaluate(load, { folder: BIG, text: TEXT }), want);
+      // with ranges: the rest from byte 16 MiB; without: the Range request answered whole, which is then read whole
+      assert.deepEqual(bigGets(), [`bytes=${16 << 20}-`], requests.join(', '));
+      for (let i = 0; i < 100 && !cached.includes(`${BIG}model.safetensors?wasmformer-part=1`); i++, await new Promise((r) => setTimeout(r, 100)))
+        cached = await page.evaluate(keys);
+      requests.length = 0;
+      assert.deepEqual(await page.evaluate(load, { folder: BIG, text: TEXT }), want);
+      assert.deepEqual(bigGets(), [], 'the third load reads both parts from the cache');
+      await page.evaluate(() => window.wasmformer.clearCache());
+    }
+    serving.ranges = true;
   });
 });

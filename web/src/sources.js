@@ -80,10 +80,16 @@ export async function resolve(engine, src, { weights = true, cache = true, signa
           const files = pick(parts, (n) => sizes[parts.indexOf(n)], dir.href);
           return files.map((f) => ({ ...f, url: new URL(f.name, dir).href, open: () => urlChunks(new URL(f.name, dir).href, store, signal, fetchFn, f.size) }));
         }
-        if (isGguf(u.pathname)) {  // one GGUF file: its size from the response that brings it
-          const res = await fetchFile(u.href, store, signal, fetchFn);
-          const len = res.headers.get('content-length');
-          return [{ name: u.pathname.split('/').pop(), size: len == null ? -1 : Number(len), url: u.href, open: () => resumable(res, u.href, signal, fetchFn) }];
+        if (isGguf(u.pathname)) {  // one GGUF file: its size from the response that brings it (or from its cached parts)
+          const name = u.pathname.split('/').pop();
+          const cached = await partsSize(store, u.href);
+          if (cached > 0) return [{ name, size: cached, url: u.href, open: () => bigFile(u.href, cached, { store, signal, fetchFn }) }];
+          const whole = await cachedWhole(store, u.href);
+          const res = whole ?? (await fetchNet(u.href, signal, fetchFn));
+          const len = res.headers.get('content-length'), size = len == null ? -1 : Number(len);
+          if (!whole && store && size >= PART) return [{ name, size, url: u.href, open: () => bigFile(u.href, size, { store, signal, fetchFn, first: res }) }];
+          const body = whole ?? teeToCache(store, u.href, res);
+          return [{ name, size, url: u.href, open: () => resumable(body, u.href, signal, fetchFn) }];
         }
         base = u.href.endsWith('/') ? u.href : u.href + '/';
         where = base;
@@ -149,16 +155,23 @@ async function urlFile(name, href, { store, signal, fetchFn, readPath }) {
     if (!readPath?.file) throw new Error(`${name} (${href}): file: URLs are read in Node only; in a browser give http(s) URLs or bytes`);
     return readPath.file(href, signal);
   }
-  let res;
+  const http = protocol === 'http:' || protocol === 'https:';
+  let res, whole = null;
   try {
-    res = protocol === 'http:' || protocol === 'https:' ? await fetchFile(href, store, signal, fetchFn) : await fetchFn(href, { signal });
+    const cached = http ? await partsSize(store, href) : null;
+    if (cached > 0) return { size: cached, open: () => bigFile(href, cached, { store, signal, fetchFn }) };
+    whole = http ? await cachedWhole(store, href) : null;
+    res = whole ?? (http ? await fetchNet(href, signal, fetchFn) : await fetchFn(href, { signal }));
   } catch (e) {
     if (e?.name === 'AbortError') throw e;
     throw new Error(`${name}: ${e.message}`);
   }
   if (!res.ok) throw new Error(`${name}: ${href.length > 80 ? href.slice(0, 77) + '…' : href}: HTTP ${res.status}`);
   const len = Number(res.headers.get(SIZE_HEADER) ?? res.headers.get('content-length') ?? NaN);
-  if (len >= STREAM_FROM && !res.headers.get('content-encoding')) return { size: len, open: () => resumable(res, href, signal, fetchFn) };
+  const plain = !res.headers.get('content-encoding');
+  if (http && !whole && store && len >= PART && plain) return { size: len, open: () => bigFile(href, len, { store, signal, fetchFn, first: res }) };
+  if (http && !whole) res = teeToCache(store, href, res);
+  if (len >= STREAM_FROM && plain) return { size: len, open: () => resumable(res, href, signal, fetchFn) };
   const d = new Uint8Array(await res.arrayBuffer());
   return { size: d.byteLength, open: () => memChunks(d, signal) };
 }
@@ -205,6 +218,8 @@ async function readJson(res, url) {
 
 // Size of a file at url (cache first), −1 when the server does not say, null when it is absent.
 async function headSize(get, url, store) {
+  const parts = await partsSize(store, url);
+  if (parts > 0) return parts;
   const hit = store && (await store.match(url));
   if (hit) return Number(hit.headers.get('content-length') ?? (await hit.clone().arrayBuffer()).byteLength);
   let res;
@@ -256,19 +271,14 @@ async function* memChunks(d, signal) {
 
 // The response that brings a file: the cached one, if any and of the size the listing gives (a stale copy, e.g. of
 // a file replaced on the server, is dropped and fetched again); a network response is cached as it streams, with
-// its size noted beside it (x-wasmformer-size) when the listing or the response says it.
+// its size noted beside it (x-wasmformer-size) when the listing or the response says it. A big file (PART bytes or
+// more) is cached in parts instead (bigFile): callers that know the size go there first.
 const SIZE_HEADER = 'x-wasmformer-size';
 async function fetchFile(url, store, signal, fetchFn, size = null) {
-  let res = store && (await store.match(url));
-  if (res) {
-    const had = res.headers.get(SIZE_HEADER) ?? res.headers.get('content-length');
-    if (!(Number.isInteger(size) && size >= 0 && had != null && Number(had) !== size)) return res;
-    await res.body?.cancel().catch(() => {});
-    await store.delete(url).catch(() => {});
-  }
-  res = await fetchFn(url, { signal });
-  if (!res.ok) throw new Error(`${url}: ${res.status === 404 ? 'not found' : `HTTP ${res.status}`}`);
-  if (isHtml(res)) throw new Error(`${url}: the server answered with an HTML page, not the file (is the path right?)`);
+  return (await cachedWhole(store, url, size)) ?? teeToCache(store, url, await fetchNet(url, signal, fetchFn), size);
+}
+
+function teeToCache(store, url, res, size = null) {
   if (!store) return res;
   const headers = new Headers(res.headers);
   const known = Number.isInteger(size) && size >= 0 ? size : res.headers.get('content-length');
@@ -278,18 +288,140 @@ async function fetchFile(url, store, signal, fetchFn, size = null) {
   return new Response(a, { headers: res.headers });
 }
 
+// The cached copy of a whole file, if there is one of the size expected (a stale one is dropped).
+async function cachedWhole(store, url, size = null) {
+  const res = store && (await store.match(url));
+  if (!res) return null;
+  const had = res.headers.get(SIZE_HEADER) ?? res.headers.get('content-length');
+  if (!(Number.isInteger(size) && size >= 0 && had != null && Number(had) !== size)) return res;
+  await res.body?.cancel().catch(() => {});
+  await store.delete(url).catch(() => {});
+  return null;
+}
+
+async function fetchNet(url, signal, fetchFn) {
+  const res = await fetchFn(url, { signal });
+  if (!res.ok) throw new Error(`${url}: ${res.status === 404 ? 'not found' : `HTTP ${res.status}`}`);
+  if (isHtml(res)) throw new Error(`${url}: the server answered with an HTML page, not the file (is the path right?)`);
+  return res;
+}
+
 async function* urlChunks(url, store, signal, fetchFn, size) {
-  yield* resumable(() => fetchFile(url, store, signal, fetchFn, size), url, signal, fetchFn);
+  if (store && size >= PART) yield* bigFile(url, size, { store, signal, fetchFn });
+  else yield* resumable(() => fetchFile(url, store, signal, fetchFn, size), url, signal, fetchFn);
+}
+
+// ---- big files in the Cache API: parts of PART bytes, each an entry of its own (the file's URL with
+// ?wasmformer-part=i), written as they arrive. A download cut short (the tab closed, the network gone) leaves its
+// whole parts, and the next load reads those and asks the server for the rest only (Range); a file that changed
+// on the server (another ETag or size) or a server without ranges is read again whole. Parts are at most PART
+// bytes of memory at a time, where one entry for the whole file could only be written at its end.
+export const PART = 16 << 20;
+const TAG_HEADER = 'x-wasmformer-etag';
+export const partKey = (url, i) => `${url}${url.includes('?') ? '&' : '?'}wasmformer-part=${i}`;
+// the validator that says whether two answers are the same file (a strong ETag, else Last-Modified), or null
+const tagOf = (res) => {
+  const e = res.headers.get('etag');
+  return e && !e.startsWith('W/') ? e : res.headers.get('last-modified');
+};
+
+// The size of a big file whose first part is cached, or null.
+async function partsSize(store, url) {
+  const r = store && (await store.match(partKey(url, 0)));
+  return r ? Number(r.headers.get(SIZE_HEADER)) : null;
+}
+
+// The cached parts of a file of `size` bytes, from the first on while each is there and whole.
+async function cachedParts(store, url, size) {
+  const parts = [];
+  for (let i = 0; i * PART < size; i++) {
+    const r = await store.match(partKey(url, i));
+    if (!r || Number(r.headers.get(SIZE_HEADER)) !== size || Number(r.headers.get('content-length')) !== Math.min(PART, size - i * PART)) break;
+    parts.push(r);
+  }
+  return parts;
+}
+
+// A big file's bytes: cached whole (a copy written by an earlier version) or in parts, the rest from the network
+// (first: a response already asked for, from byte 0), each part cached as it completes.
+async function* bigFile(url, size, { store, signal, fetchFn, first = null }) {
+  const whole = first ? null : await cachedWhole(store, url, size);
+  if (whole) return yield* chunks(whole, signal);
+  const parts = first ? [] : await cachedParts(store, url, size);
+  const from = parts.length * PART;
+  if (from >= size) {
+    for (const p of parts) yield* chunks(p, signal);
+    return;
+  }
+  let res = first;
+  if (from > 0) {
+    try {
+      res = await fetchFn(url, { signal, headers: { range: `bytes=${from}-` } });
+    } catch (e) {
+      if (e?.name === 'AbortError' || !(e instanceof TypeError)) throw e;
+      // offline, or the server gone: the parts stay (for the next visit), and the rest is tried again as a download
+      // that broke off is
+      for (const p of parts) yield* chunks(p, signal);
+      return yield* toParts(resumable(() => Promise.reject(e), url, signal, fetchFn, from), { store, url, size, tag: parts[0].headers.get(TAG_HEADER), index: parts.length });
+    }
+    const range = /^bytes (\d+)-\d+\/(\d+)$/.exec(res?.headers.get('content-range') ?? '');
+    const tag = parts[0].headers.get(TAG_HEADER), now = res && tagOf(res);
+    if (res?.status === 206 && (!range || (Number(range[1]) === from && Number(range[2]) === size)) && !(tag && now && tag !== now)) {
+      for (const p of parts) yield* chunks(p, signal);
+      yield* toParts(resumable(res, url, signal, fetchFn, from), { store, url, size, tag: now ?? tag, index: parts.length });
+      return;
+    }
+    // the file changed, or the server ignores ranges: the parts go, and the file comes whole (in this answer, when it
+    // is the whole file, else in a new one)
+    const again = res?.status === 200 && !isHtml(res) && Number(res.headers.get('content-length') ?? size) === size;
+    if (!again) await res?.body?.cancel().catch(() => {});
+    await Promise.all(parts.map((_, i) => store.delete(partKey(url, i)).catch(() => {})));
+    if (!again) res = null;
+  }
+  if (!res) {
+    try {
+      res = await fetchNet(url, signal, fetchFn);
+    } catch (e) {
+      if (e?.name === 'AbortError' || !(e instanceof TypeError)) throw e;
+      const broke = e;
+      res = () => Promise.reject(broke);  // a network error: resumable tries again
+    }
+  }
+  yield* toParts(resumable(res, url, signal, fetchFn), { store, url, size, tag: typeof res === 'function' ? null : tagOf(res), index: 0 });
+}
+
+// Passes the chunks of the file from part `index` on, and writes each part to the cache once it is whole.
+async function* toParts(chunks, { store, url, size, tag, index }) {
+  let buf = [], fill = 0;
+  for await (const c of chunks) {
+    yield c;
+    for (let off = 0; off < c.byteLength; ) {
+      const want = Math.min(PART, size - index * PART);
+      const n = Math.min(want - fill, c.byteLength - off);
+      if (n <= 0) break;  // more bytes than the size: download() says so
+      buf.push(c.subarray(off, off + n));
+      fill += n;
+      off += n;
+      if (fill === want) {
+        const headers = { 'content-length': String(want), [SIZE_HEADER]: String(size), ...(tag && { [TAG_HEADER]: tag }) };
+        store.put(partKey(url, index), new Response(new Blob(buf), { headers })).catch(() => {});
+        [buf, fill] = [[], 0];
+        index++;
+      }
+    }
+  }
 }
 
 // A response's body, resumed where it broke off (a dropped connection, a mobile network that changed): up to RETRIES
 // times, after a short wait, the file is asked for again from the first byte not yet given, with a Range header; a
 // server that honours it sends the rest (206), one that does not sends the whole file again (200), whose first bytes
-// are skipped. What was given is never given twice, so the caller sees one unbroken stream. (A resumed file is not
-// kept in the Cache API: the copy being cached broke off with the first response.)
+// are skipped. What was given is never given twice, so the caller sees one unbroken stream. (A small file resumed
+// is not kept in the Cache API: the copy being cached broke off with the first response; a big one's parts are
+// written from this stream, so they are.)
 const RETRIES = 3;
 // first: the response, or a function that fetches it (a network error there counts as a try too).
-async function* resumable(first, url, signal, fetchFn) {
+// offset: the byte of the file the first response starts at (a Range answer).
+async function* resumable(first, url, signal, fetchFn, offset = 0) {
   let given = 0, skip = 0, attempt = 0, broke, res = null;
   if (typeof first !== 'function') res = first;
   else {
@@ -320,12 +452,12 @@ async function* resumable(first, url, signal, fetchFn) {
       }
     }
     if (++attempt > RETRIES)
-      throw new Error(given ? `${url}: the download broke off at byte ${given} and could not be resumed (${RETRIES} tries; ${broke?.message ?? broke})`
+      throw new Error(given ? `${url}: the download broke off at byte ${offset + given} and could not be resumed (${RETRIES} tries; ${broke?.message ?? broke})`
                             : `${url}: could not be downloaded (${RETRIES + 1} tries; ${broke?.message ?? broke})`);
     await new Promise((r) => setTimeout(r, 200 * attempt));
     aborted(signal);
     try {
-      res = await fetchFn(url, { signal, headers: { range: `bytes=${given}-` } });
+      res = await fetchFn(url, { signal, headers: { range: `bytes=${offset + given}-` } });
     } catch (e) {
       if (e?.name === 'AbortError') throw e;
       [res, broke] = [null, e];
@@ -334,13 +466,13 @@ async function* resumable(first, url, signal, fetchFn) {
     if (res.status === 206) {
       // the range asked for, unless Content-Range says otherwise (a cross-origin server may not expose that header)
       const range = res.headers.get('content-range');
-      const from = range == null ? given : Number(/^bytes (\d+)-/.exec(range)?.[1] ?? NaN);
-      if (!(from <= given)) throw new Error(`${url}: resuming at byte ${given}, the server sent ${range}`);
-      skip = given - from;
+      const from = range == null ? offset + given : Number(/^bytes (\d+)-/.exec(range)?.[1] ?? NaN);
+      if (!(from <= offset + given)) throw new Error(`${url}: resuming at byte ${offset + given}, the server sent ${range}`);
+      skip = offset + given - from;
     } else if (res.status === 200) {
-      skip = given;  // no range support: the whole file again
+      skip = offset + given;  // no range support: the whole file again
     } else {
-      throw new Error(`${url}: resuming at byte ${given}: HTTP ${res.status}`);
+      throw new Error(`${url}: resuming at byte ${offset + given}: HTTP ${res.status}`);
     }
   }
 }
