@@ -74,6 +74,17 @@ async function loadOnce({ folder, opts, expect }) {
 
 const fileGets = () => requests.filter((r) => r.startsWith(`GET ${FOLDER}`) && !r.endsWith('/model-files.json')).map((r) => r.slice(4 + FOLDER.length)).sort();
 
+// The cache's keys (path and query, sorted) once done(keys) holds, polled for up to 10 s: the cache is written beside
+// the download, not before the load returns.
+async function cacheKeys(page, done) {
+  let keys = [];
+  for (let i = 0; i < 100; i++, await new Promise((r) => setTimeout(r, 100))) {
+    keys = await page.evaluate(async () => (await (await caches.open(window.wasmformer.CACHE_NAME)).keys()).map((r) => new URL(r.url).pathname + new URL(r.url).search).sort());
+    if (done(keys)) break;
+  }
+  return keys;
+}
+
 // A fresh context on the API page, ready; fn(page) runs there, then no request may have failed or left the origin.
 async function onApiPage(fn) {
   const context = await browser.newContext();
@@ -141,12 +152,7 @@ test('browser: a map of file names to URLs loads (data: URLs too) and is cached 
     requests.length = 0;
     assert.deepEqual(await page.evaluate(load, { folder: FOLDER, config }), GOLDEN_TOP5);
     assert.deepEqual(fileGets(), ['model.safetensors', 'tokenizer_config.json', 'vocab.txt'], 'one GET per http file, none for the data: one');
-    const cached = await page.evaluate(async () => {  // the cache is written beside the download: wait for it (≤ 10 s)
-      let keys = [];
-      for (let i = 0; i < 100 && keys.length < 3; i++, await new Promise((r) => setTimeout(r, 100)))
-        keys = (await (await caches.open(window.wasmformer.CACHE_NAME)).keys()).map((r) => new URL(r.url).pathname).sort();
-      return keys;
-    });
+    const cached = await cacheKeys(page, (k) => k.length >= 3);
     assert.deepEqual(cached, ['model.safetensors', 'tokenizer_config.json', 'vocab.txt'].map((n) => FOLDER + n));
     requests.length = 0;
     assert.deepEqual(await page.evaluate(load, { folder: FOLDER, config }), GOLDEN_TOP5);
@@ -184,7 +190,6 @@ test('browser: a big file\'s download cut short goes on from its cached parts ne
       return e.name;
     }
   })();
-  const keys = () => (async () => (await (await caches.open(window.wasmformer.CACHE_NAME)).keys()).map((r) => new URL(r.url).pathname + new URL(r.url).search).sort())();
   const bigGets = () => requests.filter((r) => r.startsWith(`GET ${BIG}model.safetensors`)).map((r) => r.slice(`GET ${BIG}model.safetensors`.length).trim());
   await onApiPage(async (page) => {
     const want = await page.evaluate(load, { folder: BIG, text: TEXT });  // the reference: a whole download
@@ -194,17 +199,15 @@ test('browser: a big file\'s download cut short goes on from its cached parts ne
       serving.ranges = ranges;
       requests.length = 0;
       assert.equal(await page.evaluate(load, { folder: BIG, text: TEXT, abortAt: 20 << 20 }), 'AbortError');
-      let cached = [];
-      for (let i = 0; i < 100 && !cached.includes(`${BIG}model.safetensors?wasmformer-part=0`); i++, await new Promise((r) => setTimeout(r, 100)))
-        cached = await page.evaluate(keys);
+      let cached = await cacheKeys(page, (k) => k.includes(`${BIG}model.safetensors?wasmformer-part=0`));
       assert.ok(cached.includes(`${BIG}model.safetensors?wasmformer-part=0`), cached.join(', '));
       assert.ok(!cached.includes(`${BIG}model.safetensors`) && !cached.includes(`${BIG}model.safetensors?wasmformer-part=1`), cached.join(', '));
       requests.length = 0;
       assert.deepEqual(await page.evaluate(load, { folder: BIG, text: TEXT }), want);
       // with ranges: the rest from byte 16 MiB; without: the Range request answered whole, which is then read whole
       assert.deepEqual(bigGets(), [`bytes=${16 << 20}-`], requests.join(', '));
-      for (let i = 0; i < 100 && !cached.includes(`${BIG}model.safetensors?wasmformer-part=1`); i++, await new Promise((r) => setTimeout(r, 100)))
-        cached = await page.evaluate(keys);
+      cached = await cacheKeys(page, (k) => k.includes(`${BIG}model.safetensors?wasmformer-part=1`));
+      assert.ok(cached.includes(`${BIG}model.safetensors?wasmformer-part=1`), cached.join(', '));
       requests.length = 0;
       assert.deepEqual(await page.evaluate(load, { folder: BIG, text: TEXT }), want);
       assert.deepEqual(bigGets(), [], 'the third load reads both parts from the cache');

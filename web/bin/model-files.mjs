@@ -18,8 +18,10 @@ export function listing(dir) {
     const st = statSync(path.join(dir, name));
     if (st.isFile()) found.push([name, st.size]);
     else if (st.isDirectory())
-      for (const sub of readdirSync(path.join(dir, name)))
-        if (!sub.startsWith('.') && statSync(path.join(dir, name, sub)).isFile()) found.push([`${name}/${sub}`, statSync(path.join(dir, name, sub)).size]);
+      for (const sub of readdirSync(path.join(dir, name))) {
+        const f = !sub.startsWith('.') && statSync(path.join(dir, name, sub));
+        if (f && f.isFile()) found.push([`${name}/${sub}`, f.size]);
+      }
   }
   found.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return { files: Object.fromEntries(found) };

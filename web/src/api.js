@@ -115,7 +115,10 @@ async function describe(source, opts, task) {
   }
   if (typeof source === 'object') {  // file name → contents, or → URL object (fetched, or read from disk in Node)
     const files = {}, urls = {};
-    for (const [n, v] of Object.entries(source)) (v instanceof URL ? urls : files)[n] = v instanceof URL ? v.href : v;
+    for (const [n, v] of Object.entries(source)) {
+      if (v instanceof URL) urls[n] = v.href;
+      else files[n] = v;
+    }
     return { desc: { type: 'files', files, urls }, name: 'files' };
   }
   throw new TypeError(`unsupported model source ${String(source)}: give a URL, a Hugging Face repo id, a folder path (Node), File objects, bytes or a map of file names`);

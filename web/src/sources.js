@@ -81,15 +81,8 @@ export async function resolve(engine, src, { weights = true, cache = true, signa
           return files.map((f) => ({ ...f, url: new URL(f.name, dir).href, open: () => urlChunks(new URL(f.name, dir).href, store, signal, fetchFn, f.size) }));
         }
         if (isGguf(u.pathname)) {  // one GGUF file: its size from the response that brings it (or from its cached parts)
-          const name = u.pathname.split('/').pop();
-          const cached = await partsSize(store, u.href);
-          if (cached > 0) return [{ name, size: cached, url: u.href, open: () => bigFile(u.href, cached, { store, signal, fetchFn }) }];
-          const whole = await cachedWhole(store, u.href);
-          const res = whole ?? (await fetchNet(u.href, signal, fetchFn));
-          const len = res.headers.get('content-length'), size = len == null ? -1 : Number(len);
-          if (!whole && store && size >= PART) return [{ name, size, url: u.href, open: () => bigFile(u.href, size, { store, signal, fetchFn, first: res }) }];
-          const body = whole ?? teeToCache(store, u.href, res);
-          return [{ name, size, url: u.href, open: () => resumable(body, u.href, signal, fetchFn) }];
+          const { size, open } = await unlistedFile(u.href, { store, signal, fetchFn });
+          return [{ name: u.pathname.split('/').pop(), size, url: u.href, open }];
         }
         base = u.href.endsWith('/') ? u.href : u.href + '/';
         where = base;
@@ -145,9 +138,10 @@ export async function resolve(engine, src, { weights = true, cache = true, signa
   }
 }
 
-// One file of a map given by URL: file: URLs from disk (Node); others fetched when the engine wants the file (one GET:
-// no HEAD first; http(s) through the cache), a large one streamed later with the size its response announces, a
-// small one (or a compressed answer, whose content-length is not the file's) read at once, so that its size is exact.
+// One file of a map given by URL: file: URLs from disk (Node); others asked for when the engine wants the file (one
+// GET: no HEAD first; http(s) through the cache, see unlistedFile), a large one streamed later with the size its
+// response announces, a small one (or a compressed answer, whose content-length is not the file's) read at once, so
+// that its size is exact.
 const STREAM_FROM = 1 << 20;
 async function urlFile(name, href, { store, signal, fetchFn, readPath }) {
   const protocol = new URL(href).protocol;
@@ -155,25 +149,33 @@ async function urlFile(name, href, { store, signal, fetchFn, readPath }) {
     if (!readPath?.file) throw new Error(`${name} (${href}): file: URLs are read in Node only; in a browser give http(s) URLs or bytes`);
     return readPath.file(href, signal);
   }
-  const http = protocol === 'http:' || protocol === 'https:';
-  let res, whole = null;
+  let f;
   try {
-    const cached = http ? await partsSize(store, href) : null;
-    if (cached > 0) return { size: cached, open: () => bigFile(href, cached, { store, signal, fetchFn }) };
-    whole = http ? await cachedWhole(store, href) : null;
-    res = whole ?? (http ? await fetchNet(href, signal, fetchFn) : await fetchFn(href, { signal }));
+    if (protocol === 'http:' || protocol === 'https:') f = await unlistedFile(href, { store, signal, fetchFn });
+    else f = { res: await fetchFn(href, { signal }) };  // data:, blob:
   } catch (e) {
     if (e?.name === 'AbortError') throw e;
     throw new Error(`${name}: ${e.message}`);
   }
-  if (!res.ok) throw new Error(`${name}: ${href.length > 80 ? href.slice(0, 77) + '…' : href}: HTTP ${res.status}`);
-  const len = Number(res.headers.get(SIZE_HEADER) ?? res.headers.get('content-length') ?? NaN);
-  const plain = !res.headers.get('content-encoding');
-  if (http && !whole && store && len >= PART && plain) return { size: len, open: () => bigFile(href, len, { store, signal, fetchFn, first: res }) };
-  if (http && !whole) res = teeToCache(store, href, res);
-  if (len >= STREAM_FROM && plain) return { size: len, open: () => resumable(res, href, signal, fetchFn) };
-  const d = new Uint8Array(await res.arrayBuffer());
+  if (!f.res) return f;  // a big file, cached in parts
+  if (!f.res.ok) throw new Error(`${name}: ${href.length > 80 ? href.slice(0, 77) + '…' : href}: HTTP ${f.res.status}`);
+  if (f.size >= STREAM_FROM && !f.res.headers.get('content-encoding')) return f;
+  const d = new Uint8Array(await f.res.arrayBuffer());
   return { size: d.byteLength, open: () => memChunks(d, signal) };
+}
+
+// A file by URL whose size no listing gives: { size (−1: unknown), open(), res? } from the cache (whole, or a big
+// file's parts) or from the answer that brings it (res, for a file not taken into parts).
+async function unlistedFile(url, { store, signal, fetchFn }) {
+  const cached = await partsSize(store, url);
+  if (cached > 0) return { size: cached, open: () => bigFile(url, cached, { store, signal, fetchFn }) };
+  const whole = await cachedWhole(store, url);
+  const res = whole ?? (await fetchNet(url, signal, fetchFn));
+  const len = res.headers.get(SIZE_HEADER) ?? res.headers.get('content-length'), size = len == null ? -1 : Number(len);
+  if (!whole && store && size >= PART && !res.headers.get('content-encoding'))
+    return { size, open: () => bigFile(url, size, { store, signal, fetchFn, first: res }) };
+  const body = whole ?? teeToCache(store, url, res);
+  return { size, res: body, open: () => resumable(body, url, signal, fetchFn) };
 }
 
 // A folder's model-files.json: { "files": { name: size, … } } → Map, or null when there is none (404, or the HTML
