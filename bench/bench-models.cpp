@@ -116,7 +116,7 @@ std::unique_ptr<wf::model> build(const char* arch, const wf::hparams& hp, const 
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
 #ifdef __EMSCRIPTEN__
     const char* where = "wasm (Node)";
 #else
@@ -135,10 +135,16 @@ int main() {
     gh.n_vocab = 50257, gh.n_embd = 768, gh.n_layer = 12, gh.n_head = gh.n_head_kv = 12, gh.n_ff = 3072, gh.n_ctx = 1024, gh.eps = 1e-5f;
     gh.act = wf::activation::gelu_tanh;
 
+    // an argument such as bert-q8_0,gpt2-f32: only those models and dtypes (to profile one of them)
+    const char* only = argc > 1 ? argv[1] : nullptr;
+    const auto want = [&](const char* model, const char* dtype) {
+        return !only || std::string(only).find(std::string(model) + "-" + dtype) != std::string::npos;
+    };
     {
         const random_source src = bert_base(bh);
         std::printf("BERT-base fill-mask (encoder + MLM head at the one mask)\n%-6s %6s %10s\n", "dtype", "tokens", "ms");
         for (const char* dtype : {"f32", "f16", "q8_0"}) {
+            if (!want("bert", dtype)) continue;
             const auto model = build("bert", bh, src, dtype);
             const wf::masked_lm& m = *model->as_masked_lm();
             wf::arena scratch;
@@ -160,6 +166,7 @@ int main() {
         std::printf("\nGPT-2 small: prefill 128 tokens, then 64 decode steps (LM head on the last position only)\n");
         std::printf("%-6s %12s %12s\n", "dtype", "prefill ms", "decode tok/s");
         for (const char* dtype : {"f32", "f16", "q8_0"}) {
+            if (!want("gpt2", dtype)) continue;
             const auto model = build("gpt2", gh, src, dtype);
             const wf::causal_lm& m = *model->as_causal_lm();
             std::vector<int32_t> prompt(128);
