@@ -151,6 +151,68 @@ TEST_CASE("the instance runs relaxed SIMD exactly where its runner expects it", 
     REQUIRE_FALSE(wf::matmul_fuses(dtype::q4_k, 130, 768));
 }
 
+TEST_CASE("q8_0 rows grouped by 4 give the same results bit for bit as the rows as stored, on every path", "[kernels][matmul]") {
+    // the layout the loader gives converted q8_0 matrices in wasm (dtype.h: group_q8_rows); natively the kernels read a
+    // grouped matrix's rows back as stored, in wasm the GEMV reads whole groups. Whole groups and a tail of 1–3 rows;
+    // thread ranges that cut a group (not the loader's 8-column grain: the rows as stored).
+    uint32_t seed = 4100;
+    for (int64_t K : {32, 96, 768})
+        for (int64_t N : {4, 5, 7, 8, 17, 40}) {
+            wft::stored_matrix plain(wft::random_floats(static_cast<size_t>(N * K), seed++, -0.5f, 0.5f), N, K, dtype::q8_0);
+            wft::stored_matrix grouped = plain;
+            grouped.view.data = grouped.bytes.data();
+            // a negative (or inf, NaN) scale in a group: left as it was
+            auto refused = plain.bytes;
+            refused[size_t(wf::row_bytes(dtype::q8_0, K) * (N / 4 * 4 - 1) + 1)] |= 0x80;
+            const auto before = refused;
+            REQUIRE_FALSE(wf::group_q8_rows(refused.data(), N, K));
+            REQUIRE(refused == before);
+            REQUIRE(wf::group_q8_rows(grouped.bytes.data(), N, K));
+            grouped.view.grouped = true;
+            REQUIRE(wf::q8_grouped_rows(grouped.view) == N / 4 * 4);
+            if (N >= 8) REQUIRE(grouped.bytes != plain.bytes);
+            std::vector<float> a(static_cast<size_t>(K)), b(a);
+            for (int64_t n = 0; n < N; ++n) {
+                wf::dequantize_row(plain.view, n, a.data());
+                wf::dequantize_row(grouped.view, n, b.data());
+                REQUIRE(a == b);
+            }
+            const std::vector<int32_t> ids{int32_t(N - 1), 0, int32_t(N / 2)};
+            std::vector<float> ea(static_cast<size_t>(3 * K)), eb(ea);
+            wf::embed(plain.view, ids.data(), 3, ea.data());
+            wf::embed(grouped.view, ids.data(), 3, eb.data());
+            REQUIRE(ea == eb);
+            for (int64_t M : {1, 3, 15, 16, 19}) {
+                INFO("M=" << M << " K=" << K << " N=" << N);
+                const auto x = wft::random_floats(static_cast<size_t>(M * K), seed++);
+                const auto bias = wft::random_floats(static_cast<size_t>(N), seed++);
+                const auto run = [&](auto&& f, const wf::matrix_view& W, int64_t split) {
+                    std::vector<float> y(static_cast<size_t>(M * N), NAN);
+                    f(W, y.data(), 0, split), f(W, y.data(), split, N);
+                    return y;
+                };
+                const auto mm = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                    if (n0 < n1) wf::matmul(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                };
+                const auto q7 = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                    if (n0 < n1) wf::matmul_q7(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                };
+                const auto rq7 = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                    if (n0 < n1) wf::ref::matmul_q7(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                };
+                const auto rmm = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                    if (n0 < n1) wf::ref::matmul(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                };
+                REQUIRE(run(mm, grouped.view, N) == run(mm, plain.view, N));
+                REQUIRE(run(rmm, grouped.view, N) == run(rmm, plain.view, N));
+                if (M >= 16) REQUIRE(run(q7, grouped.view, N) == run(q7, plain.view, N));
+                REQUIRE(run(rq7, grouped.view, N) == run(rq7, plain.view, N));
+                // a range that starts inside a group: those rows as stored, bit for bit the same where 4 rows stay together
+                if (M < 16 && N >= 8) REQUIRE(run(mm, grouped.view, 2) == run(mm, plain.view, 2));
+            }
+        }
+}
+
 TEST_CASE("matmul_q7 (relaxed SIMD's integer path) matches its scalar twin and f32 within 7-bit quantization", "[kernels][matmul]") {
     // in an instance with relaxed SIMD the tile is its int8 dot product; elsewhere the packed layout in scalar code
     INFO("relaxed SIMD: " << wf::relaxed_simd());

@@ -5,7 +5,9 @@
 #include <cctype>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
+#include "kernels/cold.h"
 #include "kernels/quants.h"
 
 namespace wf {
@@ -72,7 +74,7 @@ void q4_0_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n) {
     }
 }
 // As ggml's quantize_row_q4_0_ref: d = (the value of largest magnitude) / −8, q = clamp(round(x/d) + 8, 0, 15).
-void q4_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void q4_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / q8_block; ++b) {
         const float* x = src + b * q8_block;
         float amax = 0, mx = 0;
@@ -136,5 +138,55 @@ std::optional<dtype> dtype_from_name(std::string_view name) {
 }
 
 const char* ggml_type_name(uint32_t t) { return t < std::size(kGgmlNames) && *kGgmlNames[t] ? kGgmlNames[t] : "unknown"; }
+
+WF_COLD bool group_q8_rows(uint8_t* data, int64_t n_rows, int64_t n_cols) {
+    const int64_t nb = n_cols / q8_block, rb = row_bytes(dtype::q8_0, n_cols);
+    for (int64_t i = 0; i < n_rows / q8_group * q8_group * nb; ++i) {
+        uint16_t h;
+        std::memcpy(&h, data + i * int64_t(sizeof(block_q8_0)), 2);
+        if (h >= 0x7c00) return false;  // a negative scale (sign bit), inf or NaN: not grouped
+    }
+    std::vector<uint8_t> rows(size_t(q8_group * rb));
+    for (int64_t g = 0; g + q8_group <= n_rows; g += q8_group) {
+        uint8_t* at = data + g * rb;
+        std::memcpy(rows.data(), at, rows.size());
+        for (int64_t j = 0; j < q8_group; ++j)
+            for (int64_t b = 0; b < nb; ++b) {
+                const uint8_t* blk = rows.data() + j * rb + b * int64_t(sizeof(block_q8_0));
+                std::memcpy(at + 2 * q8_group * nb + q8_group * q8_block * b + q8_block * j, blk + 2, q8_block);
+                std::memcpy(at + 2 * (q8_group * b + j), blk, 2);
+            }
+    }
+    return true;
+}
+
+bool group_q8_pays() {
+#if defined(__wasm_simd128__)
+    return true;
+#else
+    return false;
+#endif
+}
+
+WF_COLD const int8_t* q8_codes(const matrix_view& W, int64_t r, int64_t b) {
+    if (r < q8_grouped_rows(W))
+        return reinterpret_cast<const int8_t*>(W.row(r / q8_group * q8_group) + 2 * q8_group * (W.n_cols / q8_block) + q8_group * q8_block * b + q8_block * (r % q8_group));
+    return reinterpret_cast<const int8_t*>(W.row(r) + int64_t(sizeof(block_q8_0)) * b + 2);
+}
+WF_COLD const uint8_t* q8_scale(const matrix_view& W, int64_t r, int64_t b) {
+    if (r < q8_grouped_rows(W)) return W.row(r / q8_group * q8_group) + 2 * (q8_group * b + r % q8_group);
+    return W.row(r) + int64_t(sizeof(block_q8_0)) * b;
+}
+
+WF_COLD void dequantize_row(const matrix_view& W, int64_t r, float* out) {
+    if (r >= q8_grouped_rows(W)) return traits(W.type).to_f32(W.row(r), out, W.n_cols);
+    for (int64_t b = 0; b < W.n_cols / q8_block; ++b) {
+        uint16_t h;
+        std::memcpy(&h, q8_scale(W, r, b), 2);
+        const float d = f16_to_f32(h);
+        const int8_t* q = q8_codes(W, r, b);
+        for (int i = 0; i < q8_block; ++i) out[b * q8_block + i] = d * float(q[i]);
+    }
+}
 
 }  // namespace wf

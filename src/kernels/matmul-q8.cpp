@@ -23,6 +23,7 @@
 #include "kernels/matmul-paths.h"
 #include "kernels/quants.h"
 #include "kernels/relaxed.h"
+#include "kernels/touch.h"
 
 namespace wf::matmul_detail {
 namespace {
@@ -127,22 +128,51 @@ inline void dot_q8_rows(const int16_t* xq_row, const float* xd, const uint8_t* c
 #if defined(__wasm_simd128__)
 // Four W rows at once, their block scales widened beforehand into sc (nb × 4 floats, block-major): per block, the
 // four rows' int32 partial sums are transposed into one vector [S0, S1, S2, S3] and scaled by one vector multiply,
-// instead of four scalar f16 conversions, splats and multiplies.
-inline void dot_q8_4rows(const int16_t* xq_row, const float* xd, const uint8_t* const* w, const float* sc, int64_t nb, float* out) {
+// instead of four scalar f16 conversions, splats and multiplies. Row j's block b is 32 codes at w[j] + step·b: rows as
+// stored (w[j] a row's first codes, step 34) or a group of grouped rows (dtype.h: w[j] = group + 32·j, step 128, the 4
+// rows' codes one aligned stream). Ahead: one byte of each line 1 KB ahead (below end) read as the rows are, so that
+// memory streams them (kernels/touch.h): a grouped GEMV reads ~8 GB/s in Node where rows as stored read 5–6
+// (bench/gemv-layouts.cpp).
+inline thread_local volatile v128_t block_sink;
+inline void dot_q8_4rows(const int16_t* xq_row, const float* xd, const uint8_t* const (&w)[4], int64_t step, const float* sc, const uint8_t* hs,
+                         int64_t nb, const uint8_t* end, float* out) {
     v128_t acc = wasm_f32x4_splat(0.0f);
+    uint32_t touched = 0;
+    const int64_t left = end - w[0];  // bytes from w[0] to the end of W
     for (int64_t b = 0; b < nb; ++b) {
+        if (step * b + 1024 + 64 < left) touched += w[0][step * b + 1024] + w[0][step * b + 1024 + 64];
         const int16_t* xq = xq_row + b * q8_block;
         const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
         v128_t s[4];
-        for (int n = 0; n < 4; ++n) s[n] = block_dot(x0, x1, x2, x3, w[n] + b * int64_t(sizeof(block_q8_0)) + 2);
+        for (int n = 0; n < 4; ++n) {
+            s[n] = block_dot(x0, x1, x2, x3, w[n] + step * b);
+            block_sink = s[n];  // a store after each row's sum: V8 would otherwise load the 4 rows' codes first, then spill
+        }
         // [s0a+s0c, s1a+s1c, s0b+s0d, s1b+s1d] and the same for rows 2, 3; then one more add gives the four sums
         const v128_t u01 = wasm_i32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 4, 1, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 6, 3, 7));
         const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
         const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
-        const v128_t scale = wasm_f32x4_mul(wasm_v128_load(sc + 4 * b), wasm_f32x4_splat(xd[b]));
+        // grouped rows' scales: finite and not negative (dtype.h), so (h << 13)·2^112 is the float, exactly
+        const v128_t d = hs ? wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(hs + 2 * q8_group * b), 13), wasm_f32x4_splat(0x1p112f))
+                            : wasm_v128_load(sc + 4 * b);
+        const v128_t scale = wasm_f32x4_mul(d, wasm_f32x4_splat(xd[b]));
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale));
     }
+    touch_sink = touched;
     wasm_v128_store(out, acc);
+}
+#endif
+
+#if !defined(__wasm_simd128__)
+// Row r of a grouped q8_0 matrix as stored (nb blocks into buf), for the GEMV outside wasm, where the loader does not
+// group (the tests do).
+const uint8_t* q8_row_as_stored(const matrix_view& Wm, int64_t r, block_q8_0* buf) {
+    if (r >= q8_grouped_rows(Wm)) return Wm.row(r);
+    for (int64_t b = 0; b < Wm.n_cols / q8_block; ++b) {
+        std::memcpy(&buf[b].d, q8_scale(Wm, r, b), 2);
+        std::memcpy(buf[b].q, q8_codes(Wm, r, b), q8_block);
+    }
+    return reinterpret_cast<const uint8_t*>(buf);
 }
 #endif
 
@@ -159,36 +189,59 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     float* sc = scratch(scale_buf, size_t(4 * nb));
 #endif
     // W rows 4 at a time; in wasm the last 1–3 rows too (the 4th pointer repeated), so that a column's value does not
-    // depend on where a thread's column range starts: the transposed 4-row sum rounds differently from dot_q8_rows
-    for (int64_t n = n0; n < n1; n += 4) {
-        const int64_t rows = std::min<int64_t>(4, n1 - n);
+    // depend on where a thread's column range starts: the transposed 4-row sum rounds differently from dot_q8_rows.
+    // Grouped rows (dtype.h) a whole group at a time, as one stream, the rows of the range kept (its lanes are the same
+    // operations on each row whatever the other three are).
 #if defined(__wasm_simd128__)
-        const uint8_t* w[4] = {Wm.row(n), Wm.row(n + std::min<int64_t>(1, rows - 1)), Wm.row(n + std::min<int64_t>(2, rows - 1)),
-                               Wm.row(n + std::min<int64_t>(3, rows - 1))};
-        for (int64_t b = 0; b < nb; ++b) wasm_v128_store(sc + 4 * b, half4(w, b * int64_t(sizeof(block_q8_0))));
+    const int64_t grouped = q8_grouped_rows(Wm);
+    for (int64_t n = n0; n < n1;) {
+        const uint8_t* w[4];
+        const uint8_t* hs = nullptr;
+        int64_t first = n, step = q8_group * q8_block;
+        if (n < grouped) {
+            first = n / q8_group * q8_group;
+            hs = Wm.row(first);  // the group's scales, widened block by block as the codes are read
+            for (int j = 0; j < 4; ++j) w[j] = hs + 2 * q8_group * nb + q8_block * j;
+        } else {
+            const int64_t rows = std::min<int64_t>(4, n1 - n);
+            const uint8_t* r[4] = {Wm.row(n), Wm.row(n + std::min<int64_t>(1, rows - 1)), Wm.row(n + std::min<int64_t>(2, rows - 1)),
+                                   Wm.row(n + std::min<int64_t>(3, rows - 1))};
+            for (int64_t b = 0; b < nb; ++b) wasm_v128_store(sc + 4 * b, half4(r, b * int64_t(sizeof(block_q8_0))));
+            for (int j = 0; j < 4; ++j) w[j] = r[j] + 2;
+            step = sizeof(block_q8_0);
+        }
+        const int64_t last = std::min(first + 4, n1);  // rows [n, last) of this step are the range's
         for (int64_t m = 0; m < M; ++m) {
             float out[4];
-            dot_q8_4rows(xq.q.data() + m * K, xq.d.data() + m * nb, w, sc, nb, out);
-            for (int j = 0; j < rows; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+            dot_q8_4rows(xq.q.data() + m * K, xq.d.data() + m * nb, w, step, sc, hs, nb, Wm.row(Wm.n_rows), out);
+            for (int64_t j = n; j < last; ++j) y[m * ldy + j] = out[j - first] + (bias ? bias[j] : 0.0f);
         }
+        n = last;
+    }
 #else
+    // grouped rows (the tests' only: the loader groups in wasm) read back as stored
+    thread_local std::vector<block_q8_0> as_stored;
+    as_stored.resize(size_t(4 * nb));
+    const auto row = [&](int64_t r, int j) { return q8_row_as_stored(Wm, r, as_stored.data() + j * nb); };
+    for (int64_t n = n0; n < n1; n += 4) {
+        const int64_t rows = std::min<int64_t>(4, n1 - n);
         for (int64_t m = 0; m < M; ++m) {
             if (rows == 4) {
-                const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
+                const uint8_t* w[4] = {row(n, 0), row(n + 1, 1), row(n + 2, 2), row(n + 3, 3)};
                 float out[4];
                 dot_q8_rows<4>(xq.q.data() + m * K, xq.d.data() + m * nb, w, nb, out);
                 for (int j = 0; j < 4; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
                 continue;
             }
             for (int64_t j = 0; j < rows; ++j) {  // each row's sum is computed the same whatever NR is
-                const uint8_t* w[1] = {Wm.row(n + j)};
+                const uint8_t* w[1] = {row(n + j, 0)};
                 float out[1];
                 dot_q8_rows<1>(xq.q.data() + m * K, xq.d.data() + m * nb, w, nb, out);
                 y[m * ldy + n + j] = out[0] + (bias ? bias[n + j] : 0.0f);
             }
         }
-#endif
     }
+#endif
 }
 
 namespace {
@@ -328,29 +381,46 @@ struct q8_row_groups {
 
 // Columns n … n + cols − 1 (cols ≤ 8; missing ones are zero) of all K as the tile reads them: per block, 16 pairs ×
 // 2 vectors of 8 int16 (columns 0–3, then 4–7), then per block the 8 scales.
+// Row r of a q8_0 matrix, as stored or grouped (dtype.h), block by block: block b's 32 codes at codes + code_step·b, its
+// f16 scale at scale + scale_step·b (q8_codes and q8_scale per row rather than per block).
+struct q8_walk {
+    const uint8_t* codes = nullptr;
+    const uint8_t* scale = nullptr;
+    int64_t code_step = 0, scale_step = 0;
+    q8_walk(const matrix_view& W, int64_t r) {
+        codes = reinterpret_cast<const uint8_t*>(q8_codes(W, r, 0)), scale = q8_scale(W, r, 0);
+        const bool g = r < q8_grouped_rows(W);
+        code_step = g ? q8_group * q8_block : int64_t(sizeof(block_q8_0)), scale_step = g ? 2 * q8_group : int64_t(sizeof(block_q8_0));
+    }
+    q8_walk() = default;
+};
+
+// W's rows as stored or grouped.
 void pack_q8_panel(const matrix_view& Wm, int64_t n, int64_t cols, int16_t* q, float* d) {
     const int64_t nb = Wm.n_cols / q8_block;
-    const uint8_t* rows[q8_nr];
-    for (int64_t j = 0; j < q8_nr; ++j) rows[j] = j < cols ? Wm.row(n + j) : nullptr;
+    q8_walk rows[q8_nr];
+    for (int64_t j = 0; j < cols; ++j) rows[j] = q8_walk(Wm, n + j);
     for (int64_t b = 0; b < nb; ++b) {
-        const int64_t at = b * int64_t(sizeof(block_q8_0));
         // the 8 scales gathered and widened W at a time (widen_f16 computes what half1 does, lane by lane)
         if constexpr (q8_nr % W == 0) {
             for (int64_t j0 = 0; j0 < q8_nr; j0 += W) {
                 alignas(64) int32_t h[W];
                 for (int64_t j = 0; j < W; ++j) {
                     uint16_t v = 0;
-                    if (rows[j0 + j]) std::memcpy(&v, rows[j0 + j] + at, 2);
+                    if (j0 + j < cols) std::memcpy(&v, rows[j0 + j].scale + rows[j0 + j].scale_step * b, 2);
                     h[j] = v;
                 }
                 widen_f16(BI::load_aligned(h)).store_unaligned(d + b * q8_nr + j0);
             }
         } else {
-            for (int64_t j = 0; j < q8_nr; ++j) d[b * q8_nr + j] = rows[j] ? half1(rows[j] + at) : 0.0f;
+            for (int64_t j = 0; j < q8_nr; ++j) d[b * q8_nr + j] = j < cols ? half1(rows[j].scale + rows[j].scale_step * b) : 0.0f;
         }
         for (int64_t half = 0; half < 2; ++half) {
             const int8_t* src[4];
-            for (int64_t j = 0; j < 4; ++j) src[j] = rows[4 * half + j] ? reinterpret_cast<const int8_t*>(rows[4 * half + j] + at + 2) : nullptr;
+            for (int64_t j = 0; j < 4; ++j) {
+                const q8_walk& r = rows[4 * half + j];
+                src[j] = 4 * half + j < cols ? reinterpret_cast<const int8_t*>(r.codes + r.code_step * b) : nullptr;
+            }
             interleave_pairs4(src, q + b * q8_block * q8_nr + half * 8, 2 * q8_nr);
         }
     }
@@ -582,12 +652,11 @@ inline void store_rows(const float (&out)[q8_mr][q8_nr], int64_t rows, int64_t c
 void pack_q7_panel(const matrix_view& Wm, int64_t n, int64_t cols, int8_t* q, int32_t* corr, float* d) {
     const int64_t nb = Wm.n_cols / q8_block;
     for (int64_t j = 0; j < q8_nr; ++j) {
-        const uint8_t* row = j < cols ? Wm.row(n + j) : nullptr;
+        const q8_walk row = j < cols ? q8_walk(Wm, n + j) : q8_walk();
         for (int64_t b = 0; b < nb; ++b) {
-            const uint8_t* blk = row ? row + b * int64_t(sizeof(block_q8_0)) : nullptr;
             int8_t w[q8_block] = {};
-            if (blk) std::memcpy(w, blk + 2, q8_block);
-            d[b * q8_nr + j] = blk ? half1(blk) : 0.0f;
+            if (j < cols) std::memcpy(w, row.codes + row.code_step * b, q8_block);
+            d[b * q8_nr + j] = j < cols ? half1(row.scale + row.scale_step * b) : 0.0f;
             corr[b * q8_nr + j] = -q7_offset * std::accumulate(w, w + q8_block, int32_t(0));
             for (int64_t t = 0; t < q8_block / 4; ++t) {
                 uint32_t v;

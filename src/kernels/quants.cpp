@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cold.h"
 #include "kernels/kernels.h"
 #include "kernels/quants.h"
 
@@ -137,7 +138,7 @@ void via_codes(const uint8_t* src, float* dst, int64_t n) {
 
 void q4_1_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q4_1, 32, 1, q4_1_to_codes32>(src, dst, n); }
 // d = (max − min)/15, q = min(15, (int8_t)((x − min)·id + 0.5)).
-void q4_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void q4_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
         const float* x = src + b * 32;
         float mn, mx;
@@ -167,7 +168,7 @@ void q5_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
     }
 }
 // d = max/−16 (max: the value of largest magnitude), q = min(31, (int8_t)(x·id + 16.5)).
-void q5_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void q5_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
         const float* x = src + b * 32;
         float amax, mx;
@@ -201,7 +202,7 @@ void q5_0_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n) {
 
 void q5_1_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q5_1, 32, 1, q5_1_to_codes32>(src, dst, n); }
 // d = (max − min)/31, q = (uint8_t)((x − min)·id + 0.5) (no clamp, as llama.cpp).
-void q5_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void q5_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
         const float* x = src + b * 32;
         float mn, mx;
@@ -231,7 +232,7 @@ void iq4_nl_to_f32(const uint8_t* src, float* dst, int64_t n) {
 }
 // quantize_row_iq4_nl_ref: weights x², d0 = max/−127, indices = the nearest levels to x/d0, d = Σwqx/Σwq² (the
 // indices are not recomputed with it). An all-zero block gets d = 0 and keeps the previous block's indices.
-void iq4_nl_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void iq4_nl_from_f32(const float* src, uint8_t* dst, int64_t n) {
     uint8_t L[32] = {};
     for (int64_t b = 0; b < n / 32; ++b) {
         const float* x = src + b * 32;
@@ -353,7 +354,7 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
 
 // Asymmetric codes x ≈ scale·L + min, L ∈ [0, nmax], min ≤ 0, searched over nstep + 1 trial scales by the weighted
 // error (|·| if use_mad, else squared); returns the scale, −min in the_min.
-float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, float rmin,
+WF_COLD float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, float rmin,
                        float rdelta, int nstep, bool use_mad) {
     float min = x[0], max = x[0];
     float sum_w = weights[0], sum_x = sum_w * x[0];
@@ -434,7 +435,7 @@ inline void q3_K_scales(const uint8_t* s, int8_t* out) {
 // The shared part of quantize_row_q4_K_ref and quantize_row_q5_K_ref: per group of 32 weights av_x + |x|
 // (av_x = rms of the group), make_qkx2_quants, 6-bit codes of the scales and mins, then every code again with
 // the rounded scales. Returns the codes in L.
-void quantize_k45(const float* x, int nmax, float rmin, int nstep, uint16_t& d_out, uint16_t& dmin_out, uint8_t* scales_out,
+WF_COLD void quantize_k45(const float* x, int nmax, float rmin, int nstep, uint16_t& d_out, uint16_t& dmin_out, uint8_t* scales_out,
                   uint8_t* L) {
     float weights[32], mins[8], scales[8], max_scale = 0, max_min = 0;
     for (int j = 0; j < 8; ++j) {
@@ -489,7 +490,7 @@ void q2_K_to_f32(const uint8_t* src, float* dst, int64_t n) {
 }
 // quantize_row_q2_K_ref: per group of 16 make_qkx2_quants(3, weights |x|, mean absolute error), 4-bit codes of
 // the scales and mins (d = max scale/15, dmin = max min/15), the codes again with the rounded scales.
-void q2_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void q2_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
         const float* x = src + b * qk_k;
         uint8_t L[qk_k];
@@ -546,7 +547,7 @@ void q3_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
 void q3_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q3_K, qk_k, 16, q3_K_to_codes16>(src, dst, n); }
 // quantize_row_q3_K_ref: per group of 16 make_q3_quants(4); the scale of largest magnitude gives −32/max, 6-bit
 // codes, d = max/−32; the codes again with the rounded scales; high bits into hmask.
-void q3_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void q3_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
         const float* x = src + b * qk_k;
         int8_t L[qk_k];
@@ -613,7 +614,7 @@ void q4_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t 
 void q5_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { k45_to_codes32<block_q5_K>(src, q, d, m, n); }
 
 void q4_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q4_K, qk_k, 8, q4_K_to_codes32>(src, dst, n); }
-void q4_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void q4_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
         block_q4_K blk{};
         uint8_t L[qk_k];
@@ -626,7 +627,7 @@ void q4_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
 
 void q5_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q5_K, qk_k, 8, q5_K_to_codes32>(src, dst, n); }
 
-void q5_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void q5_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
         block_q5_K blk{};
         uint8_t L[qk_k];
@@ -656,7 +657,7 @@ void q6_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
 void q6_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q6_K, qk_k, 16, q6_K_to_codes16>(src, dst, n); }
 // quantize_row_q6_K_ref: per group of 16 make_qx_quants(32); the scale of largest magnitude gives −128/max, int8
 // scales, d = max/−128; the codes again with the rounded scales. A block of zero scales is all zero bytes.
-void q6_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void q6_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
         const float* x = src + b * qk_k;
         int8_t L[qk_k];

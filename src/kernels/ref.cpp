@@ -151,7 +151,11 @@ void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, con
     for (int64_t m = 0; m < M; ++m) quantize_q7(x + m * ldx, K, xq.data() + m * K, xd.data() + m * nb);
     std::vector<block_q8_0> row(static_cast<size_t>(nb));
     for (int64_t n = n_begin; n < n_end; ++n) {
-        if (W.type == dtype::q8_0) std::memcpy(row.data(), W.row(n), row.size() * sizeof(block_q8_0));
+        if (W.type == dtype::q8_0)
+            for (int64_t b = 0; b < nb; ++b) {
+                std::memcpy(&row[size_t(b)].d, q8_scale(W, n, b), 2);
+                std::memcpy(row[size_t(b)].q, q8_codes(W, n, b), q8_block);
+            }
         else traits(W.type).to_q8_0(W.row(n), reinterpret_cast<uint8_t*>(row.data()), K);
         for (int64_t m = 0; m < M; ++m) {
             float acc = 0.0f;

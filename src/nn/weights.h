@@ -61,10 +61,8 @@ struct linear {
     const float* b = nullptr;  // (out) or null
 };
 // Rows [first, first + n) of a matrix (and its bias), as a matrix of their own: a fused projection's part (Phi-3's
-// qkv_proj, ModernBERT's Wqkv and Wi), no copy.
-inline linear rows_of(const linear& l, int64_t first, int64_t n) {
-    return {{l.w.type, n, l.w.n_cols, l.w.row(first)}, l.b ? l.b + first : nullptr};
-}
+// qkv_proj, ModernBERT's Wqkv and Wi), no copy. Of a grouped q8_0 matrix, whole groups only (lin's groupable).
+linear rows_of(const linear& l, int64_t first, int64_t n);
 struct norm {
     const float* g = nullptr;  // (n)
     const float* b = nullptr;  // (n) or null
@@ -78,11 +76,14 @@ public:
     const raw_tensor* try_get(const std::vector<std::string>& names) const;
     // A matrix of shape (rows, cols). transposed: the file holds (cols, rows) (GPT-2 Conv1D) and it is transposed.
     // convertible = false: kept as stored (tables read a row at a time, such as position embeddings).
-    matrix_view matrix(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed = false, bool convertible = true);
+    // groupable = false: a q8_0 matrix the loader converts is not grouped by 4 rows (see dtype.h), for one that rows_of
+    // splits where a group would be cut (a part not a multiple of 4 rows).
+    matrix_view matrix(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed = false, bool convertible = true, bool groupable = true);
     // An f32 vector of n values (biases, norm parameters), always an owned, aligned copy. row_shaped: the file may
     // also hold it as (1, n) (Marian's final_logits_bias).
     const float* vector(const raw_tensor& t, int64_t n, bool row_shaped = false);
-    linear lin(const std::vector<std::string>& w, const std::vector<std::string>& b, int64_t out, int64_t in, bool transposed = false);
+    linear lin(const std::vector<std::string>& w, const std::vector<std::string>& b, int64_t out, int64_t in, bool transposed = false,
+               bool groupable = true);
     norm ln(const std::vector<std::string>& g, const std::vector<std::string>& b, int64_t n);
     // True when the tensor `a` holds the same values as `b` (a tied output matrix saved twice).
     static bool same(const raw_tensor& a, const raw_tensor& b);
@@ -101,7 +102,7 @@ private:
     int64_t owned_bytes_ = 0;
     bool borrows_ = false;
     // A tensor asked for again (ALBERT's layers share one layer's weights) is converted once: the same view back.
-    std::map<std::tuple<const raw_tensor*, int64_t, int64_t, bool, bool>, matrix_view> matrices_;
+    std::map<std::tuple<const raw_tensor*, int64_t, int64_t, bool, uint8_t>, matrix_view> matrices_;  // convertible | groupable << 1
     std::map<std::pair<const raw_tensor*, int64_t>, const float*> vectors_;
 };
 
