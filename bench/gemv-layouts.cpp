@@ -1,5 +1,5 @@
-// Decode GEMV on q8_0 weights in wasm: how the weights' layout in memory bounds its speed (an experiment for #14's
-// q8_0 decode row, not part of the engine). y = W·x for one row x (quantized to q8_0, widened to int16 as the
+// Decode GEMV on q8_0 weights in wasm: how the weights' layout in memory bounds its speed (the experiment behind the
+// grouped q8_0 rows of src/kernels/dtype.h, which the engine uses since; this file is not part of it). y = W·x for one row x (quantized to q8_0, widened to int16 as the
 // engine's gemv_q8 does), cache-cold: W is one of enough copies to fill 256 MB, taken in turn. Four forms of the same
 // integer arithmetic:
 //   stored     the engine's kernel today (kernels/matmul-q8.cpp dot_q8_4rows): 4 rows of W as stored, 34-byte
