@@ -36,16 +36,6 @@ using half4_vec = v128_t;
 using half4_vec = __m128i;
 #endif
 
-#if defined(__wasm_simd128__)
-// Four f16 bit patterns, one per 32-bit lane (zero-extended), as four floats, each as half1 gives it.
-inline v128_t half4_widen(v128_t h) {
-    const v128_t em = wasm_v128_and(h, wasm_i32x4_splat(0x7fff));
-    const v128_t f = wasm_f32x4_mul(wasm_i32x4_shl(em, 13), wasm_f32x4_splat(0x1p112f));
-    const v128_t inf = wasm_v128_and(wasm_i32x4_gt(em, wasm_i32x4_splat(0x7bff)), wasm_i32x4_splat(0x7f800000));
-    return wasm_v128_or(wasm_v128_or(f, inf), wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16));
-}
-#endif
-
 // The f16 at byte offset `at` of w[0] … w[3] as four floats, each as half1 gives it.
 inline half4_vec half4(const uint8_t* const (&w)[4], int64_t at) {
     auto u16 = [&](int j) {
@@ -54,7 +44,10 @@ inline half4_vec half4(const uint8_t* const (&w)[4], int64_t at) {
         return int32_t(h);
     };
 #if defined(__wasm_simd128__)
-    return half4_widen(wasm_i32x4_make(u16(0), u16(1), u16(2), u16(3)));
+    const v128_t h = wasm_i32x4_make(u16(0), u16(1), u16(2), u16(3)), em = wasm_v128_and(h, wasm_i32x4_splat(0x7fff));
+    const v128_t f = wasm_f32x4_mul(wasm_i32x4_shl(em, 13), wasm_f32x4_splat(0x1p112f));
+    const v128_t inf = wasm_v128_and(wasm_i32x4_gt(em, wasm_i32x4_splat(0x7bff)), wasm_i32x4_splat(0x7f800000));
+    return wasm_v128_or(wasm_v128_or(f, inf), wasm_i32x4_shl(wasm_v128_and(h, wasm_i32x4_splat(0x8000)), 16));
 #else
     const __m128i h = _mm_setr_epi32(u16(0), u16(1), u16(2), u16(3)), em = _mm_and_si128(h, _mm_set1_epi32(0x7fff));
     const __m128i f = _mm_castps_si128(_mm_mul_ps(_mm_castsi128_ps(_mm_slli_epi32(em, 13)), _mm_set1_ps(0x1p112f)));

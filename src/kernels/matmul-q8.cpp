@@ -129,7 +129,7 @@ inline void dot_q8_rows(const int16_t* xq_row, const float* xd, const uint8_t* c
 // Four W rows at once, their block scales widened beforehand into sc (nb × 4 floats, block-major): per block, the
 // four rows' int32 partial sums are transposed into one vector [S0, S1, S2, S3] and scaled by one vector multiply,
 // instead of four scalar f16 conversions, splats and multiplies. Row j's block b is 32 codes at w[j] + step·b: rows as
-// stored (w[j] a row's first codes, step 34) or a group of grouped rows (dtype.h: w[j] = group + 32·j, step 128, the 4
+// stored (w[j] a row's first codes, step 34) or a group of grouped rows (dtype.h: w[j] = group + 8·nb + 32·j, step 128, the 4
 // rows' codes one aligned stream). Ahead: one byte of each line 1 KB ahead (below end) read as the rows are, so that
 // memory streams them (kernels/touch.h): a grouped GEMV reads ~8 GB/s in Node where rows as stored read 5–6
 // (bench/gemv-layouts.cpp).
