@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <string>
 #include <vector>
 #include "kernels/simd.h"
 
@@ -138,12 +139,14 @@ double time_single_calls(const std::function<void()>& f) {
 }
 
 // Decode (M = 1) on GGUF's block types at the shapes of SmolLM2-135M (576 ↔ 1536) and Qwen2.5-0.5B (896 ↔ 4864):
-// GB/s of weight bytes read, cache-cold (rotating through ≥ 128 MiB of copies), each call timed alone. A type is left out where a row is
+// GB/s of weight bytes read, cache-cold (rotating through ≥ 128 MiB of copies), each call timed alone, and warm (the
+// same copy every call: the arithmetic's own speed; a type far below its warm speed cold is bound by memory). g4: rows
+// grouped by 4, as the loader gives the q8_0 and q4_0 matrices it converts in wasm (dtype.h). A type is left out where a row is
 // not whole blocks (576 and 896 are not multiples of 256: llama.cpp's Q4_K_M files store those matrices as Q5_0
 // or Q8_0).
 void bench_block_types(double bw) {
     std::printf("\ndecode GEMV (M = 1) on GGUF block types, 1 thread, cache-cold: weight bytes read per second (10th percentile of calls)\n");
-    std::printf("%-10s %-7s %9s %9s %7s %13s\n", "shape NxK", "type", "us", "GB/s", "% bw", "time / q8_0");
+    std::printf("%-10s %-7s %9s %9s %7s %13s %9s\n", "shape NxK", "type", "us", "GB/s", "% bw", "time / q8_0", "warm GB/s");
     std::mt19937 rng(7);
     const int64_t shapes[][2] = {{1536, 576}, {576, 1536}, {4864, 896}, {896, 4864}};
     const wf::dtype types[] = {wf::dtype::q8_0, wf::dtype::q4_0, wf::dtype::q5_0, wf::dtype::iq4_nl, wf::dtype::q4_k,
@@ -164,20 +167,31 @@ void bench_block_types(double bw) {
                     wf::quantize_q8_0(w.data(), K, reinterpret_cast<wf::block_q8_0*>(first.data() + r * wf::row_bytes(type, K)));
                 }
             }
-            for (size_t c = 0; c < copies; ++c) std::memcpy(all.data() + c * one, first.data(), one);
-            std::vector<float> x(static_cast<size_t>(K)), y(static_cast<size_t>(N));
-            for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
-            size_t next = 0;
-            const double s = time_single_calls([&] {
-                const wf::matrix_view W{type, N, K, all.data() + next * one};
-                wf::matmul(x.data(), 1, K, W, nullptr, y.data(), N, 0, N);
-                next = (next + 1) % copies;
-            });
-            if (type == wf::dtype::q8_0) q8_s = s;
-            const double gbs = double(one) / s / 1e9;
-            std::printf("%4lldx%-5lld %-7s %9.1f %9.2f %6.0f%%", (long long)N, (long long)K, wf::dtype_name(type), s * 1e6, gbs, 100 * gbs / bw);
-            if (q8_s > 0) std::printf(" %12.2fx", s / q8_s);
-            std::printf("\n");
+            // as stored (GGUF files), and q8_0 and q4_0 also as the loader gives the matrices it converts: grouped by 4
+            // rows where that pays (wasm)
+            for (bool grouped : {false, true}) {
+                if (grouped && !(wf::group_rows_pays(type) && wf::group_rows(type, first.data(), N, K))) continue;
+                for (size_t c = 0; c < copies; ++c) std::memcpy(all.data() + c * one, first.data(), one);
+                std::vector<float> x(static_cast<size_t>(K)), y(static_cast<size_t>(N));
+                for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+                size_t next = 0;
+                auto view = [&](size_t c) {
+                    wf::matrix_view W{type, N, K, all.data() + c * one};
+                    W.grouped = grouped;
+                    return W;
+                };
+                const double s = time_single_calls([&] {
+                    wf::matmul(x.data(), 1, K, view(next), nullptr, y.data(), N, 0, N);
+                    next = (next + 1) % copies;
+                });
+                // the same matrix every call: what the arithmetic alone takes, W in L2 or L3
+                const double warm = time_single_calls([&] { wf::matmul(x.data(), 1, K, view(0), nullptr, y.data(), N, 0, N); });
+                if (type == wf::dtype::q8_0 && !grouped) q8_s = s;
+                const double gbs = double(one) / s / 1e9;
+                std::printf("%4lldx%-5lld %-7s %9.1f %9.2f %6.0f%% %12.2fx %9.2f\n", (long long)N, (long long)K,
+                            (std::string(wf::dtype_name(type)) + (grouped ? " g4" : "")).c_str(), s * 1e6, gbs, 100 * gbs / bw, s / q8_s,
+                            double(one) / warm / 1e9);
+            }
         }
     }
 }

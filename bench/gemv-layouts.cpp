@@ -10,7 +10,7 @@
 //   grouped+ra the same, touching the line 1 KB ahead (wasm has no prefetch; see kernels/touch.h)
 // Build and run (Node 20):
 //   em++ -O3 -msimd128 -std=c++20 -Isrc -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sENVIRONMENT=node \
-//        -sWASM_ASYNC_COMPILATION=0 bench/gemv-layouts.cpp -o build/gemv-layouts.js && node build/gemv-layouts.js
+//        -sWASM_ASYNC_COMPILATION=0 bench/gemv-layouts.cpp -o build/gemv-layouts.cjs && node build/gemv-layouts.cjs
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "helpers.h"
+#include "kernels/quants.h"
 #include "kernels/relaxed.h"
 
 using wf::dtype;
@@ -151,66 +152,95 @@ TEST_CASE("the instance runs relaxed SIMD exactly where its runner expects it", 
     REQUIRE_FALSE(wf::matmul_fuses(dtype::q4_k, 130, 768));
 }
 
-TEST_CASE("q8_0 rows grouped by 4 give the same results bit for bit as the rows as stored, on every path", "[kernels][matmul]") {
-    // the layout the loader gives converted q8_0 matrices in wasm (dtype.h: group_q8_rows); natively the kernels read a
-    // grouped matrix's rows back as stored, in wasm the GEMV reads whole groups. Whole groups and a tail of 1–3 rows;
-    // thread ranges that cut a group (not the loader's 8-column grain: the rows as stored).
+TEST_CASE("q8_0 and q4_0 rows grouped by 4 give the same results bit for bit as the rows as stored, on every path", "[kernels][matmul]") {
+    // the layout the loader gives the q8_0 and q4_0 matrices it converts in wasm (dtype.h: group_rows); natively the q8_0
+    // GEMV and the prefill paths read a grouped matrix's rows back as stored, q4_0's GEMV (SSE4.1 here, SIMD128 in
+    // wasm) and q8_0's in wasm read whole groups. Whole groups and a tail of 1–3 rows; thread ranges that cut a group
+    // (not the loader's 8-column grain).
     uint32_t seed = 4100;
-    for (int64_t K : {32, 96, 768})
-        for (int64_t N : {4, 5, 7, 8, 17, 40}) {
-            wft::stored_matrix plain(wft::random_floats(static_cast<size_t>(N * K), seed++, -0.5f, 0.5f), N, K, dtype::q8_0);
-            wft::stored_matrix grouped = plain;
-            grouped.view.data = grouped.bytes.data();
-            // a negative (or inf, NaN) scale in a group: left as it was
-            auto refused = plain.bytes;
-            refused[size_t(wf::row_bytes(dtype::q8_0, K) * (N / 4 * 4 - 1) + 1)] |= 0x80;
-            const auto before = refused;
-            REQUIRE_FALSE(wf::group_q8_rows(refused.data(), N, K));
-            REQUIRE(refused == before);
-            REQUIRE(wf::group_q8_rows(grouped.bytes.data(), N, K));
-            grouped.view.grouped = true;
-            REQUIRE(wf::q8_grouped_rows(grouped.view) == N / 4 * 4);
-            if (N >= 8) REQUIRE(grouped.bytes != plain.bytes);
-            std::vector<float> a(static_cast<size_t>(K)), b(a);
-            for (int64_t n = 0; n < N; ++n) {
-                wf::dequantize_row(plain.view, n, a.data());
-                wf::dequantize_row(grouped.view, n, b.data());
-                REQUIRE(a == b);
+    for (dtype type : {dtype::q8_0, dtype::q4_0})
+        for (int64_t K : {32, 96, 768})
+            for (int64_t N : {4, 5, 7, 8, 17, 40}) {
+                INFO("type=" << wf::dtype_name(type) << " K=" << K << " N=" << N);
+                wft::stored_matrix plain(wft::random_floats(static_cast<size_t>(N * K), seed++, -0.5f, 0.5f), N, K, type);
+                wft::stored_matrix grouped = plain;
+                grouped.view.data = grouped.bytes.data();
+                const int64_t rb = wf::row_bytes(type, K), last = rb * (N / 4 * 4 - 1);  // the last grouped row's first block
+                // a scale that is inf (and for q8_0 one that is negative) in a group: left as it was
+                for (uint8_t bits : {uint8_t(0x7c), uint8_t(0x80)}) {
+                    auto refused = plain.bytes;
+                    refused[size_t(last + 1)] |= bits;
+                    const auto before = refused;
+                    const bool negative = bits == 0x80;
+                    REQUIRE(wf::group_rows(type, refused.data(), N, K) == (negative && type == dtype::q4_0));
+                    if (!(negative && type == dtype::q4_0)) REQUIRE(refused == before);
+                }
+                REQUIRE_FALSE(wf::group_rows(dtype::q4_1, grouped.bytes.data(), N, K / 32 * 32));
+                REQUIRE(wf::group_rows(type, grouped.bytes.data(), N, K));
+                grouped.view.grouped = true;
+                REQUIRE(wf::grouped_rows(grouped.view) == N / 4 * 4);
+                if (N >= 8) REQUIRE(grouped.bytes != plain.bytes);
+                std::vector<float> a(static_cast<size_t>(K)), b(a);
+                std::vector<uint8_t> buf(static_cast<size_t>(rb));
+                for (int64_t n = 0; n < N; ++n) {
+                    REQUIRE(std::memcmp(wf::row_as_stored(grouped.view, n, buf.data()), plain.view.row(n), size_t(rb)) == 0);
+                    wf::dequantize_row(plain.view, n, a.data());
+                    wf::dequantize_row(grouped.view, n, b.data());
+                    REQUIRE(a == b);
+                }
+                const std::vector<int32_t> ids{int32_t(N - 1), 0, int32_t(N / 2)};
+                std::vector<float> ea(static_cast<size_t>(3 * K)), eb(ea);
+                wf::embed(plain.view, ids.data(), 3, ea.data());
+                wf::embed(grouped.view, ids.data(), 3, eb.data());
+                REQUIRE(ea == eb);
+                for (int64_t M : {1, 2, 3, 15, 16, 19}) {
+                    INFO("M=" << M);
+                    const auto x = wft::random_floats(static_cast<size_t>(M * K), seed++);
+                    const auto bias = wft::random_floats(static_cast<size_t>(N), seed++);
+                    const auto run = [&](auto&& f, const wf::matrix_view& W, int64_t split) {
+                        std::vector<float> y(static_cast<size_t>(M * N), NAN);
+                        f(W, y.data(), 0, split), f(W, y.data(), split, N);
+                        return y;
+                    };
+                    const auto mm = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                        if (n0 < n1) wf::matmul(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                    };
+                    const auto q7 = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                        if (n0 < n1) wf::matmul_q7(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                    };
+                    const auto rq7 = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                        if (n0 < n1) wf::ref::matmul_q7(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                    };
+                    const auto rmm = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                        if (n0 < n1) wf::ref::matmul(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                    };
+                    REQUIRE(run(mm, grouped.view, N) == run(mm, plain.view, N));
+                    REQUIRE(run(rmm, grouped.view, N) == run(rmm, plain.view, N));
+                    if (M >= 16) REQUIRE(run(q7, grouped.view, N) == run(q7, plain.view, N));
+                    REQUIRE(run(rq7, grouped.view, N) == run(rq7, plain.view, N));
+                    // a range that starts inside a group: bit for bit the same where 4 rows stay together
+                    if (M < 16 && N >= 8) REQUIRE(run(mm, grouped.view, 2) == run(mm, plain.view, 2));
+                    if (type == dtype::q4_0) {
+                        const auto quant = [&](bool int8) {
+                            return [&, int8](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                                if (n0 < n1) wf::gemv_quant_form(x.data(), M, K, W, bias.data(), y, N, n0, n1, int8);
+                            };
+                        };
+                        const auto rquant = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                            if (n0 < n1) wf::ref::gemv_quant(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                        };
+                        for (bool int8 : {false, true}) {
+                            REQUIRE(run(quant(int8), grouped.view, N) == run(quant(int8), plain.view, N));
+                            REQUIRE(run(quant(int8), grouped.view, N / 2 + 1) == run(quant(int8), plain.view, N));
+                        }
+                        REQUIRE(run(rquant, grouped.view, N) == run(quant(false), plain.view, N));
+                        const auto u7 = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
+                            if (n0 < n1) wf::matmul_u7(x.data(), M, K, W, bias.data(), y, N, n0, n1);
+                        };
+                        if (M >= 16) REQUIRE(run(u7, grouped.view, N) == run(u7, plain.view, N));
+                    }
+                }
             }
-            const std::vector<int32_t> ids{int32_t(N - 1), 0, int32_t(N / 2)};
-            std::vector<float> ea(static_cast<size_t>(3 * K)), eb(ea);
-            wf::embed(plain.view, ids.data(), 3, ea.data());
-            wf::embed(grouped.view, ids.data(), 3, eb.data());
-            REQUIRE(ea == eb);
-            for (int64_t M : {1, 3, 15, 16, 19}) {
-                INFO("M=" << M << " K=" << K << " N=" << N);
-                const auto x = wft::random_floats(static_cast<size_t>(M * K), seed++);
-                const auto bias = wft::random_floats(static_cast<size_t>(N), seed++);
-                const auto run = [&](auto&& f, const wf::matrix_view& W, int64_t split) {
-                    std::vector<float> y(static_cast<size_t>(M * N), NAN);
-                    f(W, y.data(), 0, split), f(W, y.data(), split, N);
-                    return y;
-                };
-                const auto mm = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
-                    if (n0 < n1) wf::matmul(x.data(), M, K, W, bias.data(), y, N, n0, n1);
-                };
-                const auto q7 = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
-                    if (n0 < n1) wf::matmul_q7(x.data(), M, K, W, bias.data(), y, N, n0, n1);
-                };
-                const auto rq7 = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
-                    if (n0 < n1) wf::ref::matmul_q7(x.data(), M, K, W, bias.data(), y, N, n0, n1);
-                };
-                const auto rmm = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
-                    if (n0 < n1) wf::ref::matmul(x.data(), M, K, W, bias.data(), y, N, n0, n1);
-                };
-                REQUIRE(run(mm, grouped.view, N) == run(mm, plain.view, N));
-                REQUIRE(run(rmm, grouped.view, N) == run(rmm, plain.view, N));
-                if (M >= 16) REQUIRE(run(q7, grouped.view, N) == run(q7, plain.view, N));
-                REQUIRE(run(rq7, grouped.view, N) == run(rq7, plain.view, N));
-                // a range that starts inside a group: those rows as stored, bit for bit the same where 4 rows stay together
-                if (M < 16 && N >= 8) REQUIRE(run(mm, grouped.view, 2) == run(mm, plain.view, 2));
-            }
-        }
 }
 
 TEST_CASE("matmul_q7 (relaxed SIMD's integer path) matches its scalar twin and f32 within 7-bit quantization", "[kernels][matmul]") {

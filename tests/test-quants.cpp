@@ -512,9 +512,9 @@ TEST_CASE("dtype conversion at load: every block type by ggml's quantizer, the v
             const wf::matrix_view m = s.matrix(src.ts[size_t(i)], rows, cols);
             REQUIRE(m.type == want[i]);
             REQUIRE(plan.target(dtype::f32, cols, rows) == want[i]);
-            // the bytes are the type's quantizer's, row by row (its bytes are ggml's: the test above); q8_0 rows grouped
-            // by 4 where the build reads them faster (wasm: dtype.h), block by block
-            REQUIRE(m.grouped == (m.type == dtype::q8_0 && rows >= 4 && wf::group_q8_pays()));
+            // the bytes are the type's quantizer's, row by row (its bytes are ggml's: the test above); q8_0 and q4_0
+            // rows grouped by 4 where the build reads them faster (wasm: dtype.h), block by block
+            REQUIRE(m.grouped == (rows >= 4 && wf::group_rows_pays(m.type)));
             std::vector<uint8_t> q(size_t(wf::row_bytes(m.type, cols)));
             for (int64_t r = 0; r < rows; ++r) {
                 wf::traits(m.type).from_f32(src.data[size_t(i)].data() + r * cols, q.data(), cols);
@@ -522,9 +522,10 @@ TEST_CASE("dtype conversion at load: every block type by ggml's quantizer, the v
                     REQUIRE(std::memcmp(q.data(), m.row(r), q.size()) == 0);
                     continue;
                 }
+                const int64_t bb = wf::traits(m.type).block_bytes;
                 for (int64_t b = 0; b < cols / wf::q8_block; ++b) {
-                    REQUIRE(std::memcmp(q.data() + 34 * b, wf::q8_scale(m, r, b), 2) == 0);
-                    REQUIRE(std::memcmp(q.data() + 34 * b + 2, wf::q8_codes(m, r, b), 32) == 0);
+                    REQUIRE(std::memcmp(q.data() + bb * b, wf::block_scale(m, r, b), 2) == 0);
+                    REQUIRE(std::memcmp(q.data() + bb * b + 2, wf::block_codes(m, r, b), size_t(bb - 2)) == 0);
                 }
             }
         }

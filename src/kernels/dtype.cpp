@@ -32,7 +32,7 @@ void half_from_f32(const float* src, uint8_t* dst, int64_t n) {
     }
 }
 
-void q8_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
+WF_COLD void q8_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
     for (int64_t b = 0; b < n / q8_block; ++b) {
         block_q8_0 blk;
         std::memcpy(&blk, src + b * int64_t(sizeof blk), sizeof blk);
@@ -60,7 +60,7 @@ block_q8_0 unpack_q4_0(const uint8_t* src, int64_t b) {
     }
     return out;
 }
-void q4_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
+WF_COLD void q4_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
     for (int64_t b = 0; b < n / q8_block; ++b) {
         const block_q8_0 blk = unpack_q4_0(src, b);
         const float d = f16_to_f32(blk.d);
@@ -139,54 +139,64 @@ std::optional<dtype> dtype_from_name(std::string_view name) {
 
 const char* ggml_type_name(uint32_t t) { return t < std::size(kGgmlNames) && *kGgmlNames[t] ? kGgmlNames[t] : "unknown"; }
 
-WF_COLD bool group_q8_rows(uint8_t* data, int64_t n_rows, int64_t n_cols) {
-    const int64_t nb = n_cols / q8_block, rb = row_bytes(dtype::q8_0, n_cols);
-    for (int64_t i = 0; i < n_rows / q8_group * q8_group * nb; ++i) {
+WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) {
+    if (t != dtype::q8_0 && t != dtype::q4_0) return false;
+    const int64_t bb = traits(t).block_bytes, c = bb - 2, nb = n_cols / q8_block, rb = row_bytes(t, n_cols);
+    const uint16_t refuse = t == dtype::q8_0 ? 0x7c00 : 0xffff;  // q8_0: a negative scale (the sign bit) too
+    for (int64_t i = 0; i < n_rows / row_group * row_group * nb; ++i) {
         uint16_t h;
-        std::memcpy(&h, data + i * int64_t(sizeof(block_q8_0)), 2);
-        if (h >= 0x7c00) return false;  // a negative scale (sign bit), inf or NaN: not grouped
+        std::memcpy(&h, data + i * bb, 2);
+        if (h >= refuse || (h & 0x7fff) >= 0x7c00) return false;  // inf or NaN: not grouped
     }
-    std::vector<uint8_t> rows(size_t(q8_group * rb));
-    for (int64_t g = 0; g + q8_group <= n_rows; g += q8_group) {
+    std::vector<uint8_t> rows(size_t(row_group * rb));
+    for (int64_t g = 0; g + row_group <= n_rows; g += row_group) {
         uint8_t* at = data + g * rb;
         std::memcpy(rows.data(), at, rows.size());
-        for (int64_t j = 0; j < q8_group; ++j)
+        for (int64_t j = 0; j < row_group; ++j)
             for (int64_t b = 0; b < nb; ++b) {
-                const uint8_t* blk = rows.data() + j * rb + b * int64_t(sizeof(block_q8_0));
-                std::memcpy(at + 2 * q8_group * nb + q8_group * q8_block * b + q8_block * j, blk + 2, q8_block);
-                std::memcpy(at + 2 * (q8_group * b + j), blk, 2);
+                const uint8_t* blk = rows.data() + j * rb + b * bb;
+                std::memcpy(at + 2 * row_group * nb + row_group * c * b + c * j, blk + 2, size_t(c));
+                std::memcpy(at + 2 * (row_group * b + j), blk, 2);
             }
     }
     return true;
 }
 
-bool group_q8_pays() {
+bool group_rows_pays(dtype t) {
 #if defined(__wasm_simd128__)
-    return true;
+    return t == dtype::q8_0 || t == dtype::q4_0;
 #else
+    (void)t;
     return false;
 #endif
 }
 
-WF_COLD const int8_t* q8_codes(const matrix_view& W, int64_t r, int64_t b) {
-    if (r < q8_grouped_rows(W))
-        return reinterpret_cast<const int8_t*>(W.row(r / q8_group * q8_group) + 2 * q8_group * (W.n_cols / q8_block) + q8_group * q8_block * b + q8_block * (r % q8_group));
-    return reinterpret_cast<const int8_t*>(W.row(r) + int64_t(sizeof(block_q8_0)) * b + 2);
+WF_COLD const uint8_t* block_codes(const matrix_view& W, int64_t r, int64_t b) {
+    const int64_t bb = traits(W.type).block_bytes, c = bb - 2;
+    if (r < grouped_rows(W))
+        return W.row(r / row_group * row_group) + 2 * row_group * (W.n_cols / q8_block) + row_group * c * b + c * (r % row_group);
+    return W.row(r) + bb * b + 2;
 }
-WF_COLD const uint8_t* q8_scale(const matrix_view& W, int64_t r, int64_t b) {
-    if (r < q8_grouped_rows(W)) return W.row(r / q8_group * q8_group) + 2 * (q8_group * b + r % q8_group);
-    return W.row(r) + int64_t(sizeof(block_q8_0)) * b;
+WF_COLD const uint8_t* block_scale(const matrix_view& W, int64_t r, int64_t b) {
+    if (r < grouped_rows(W)) return W.row(r / row_group * row_group) + 2 * (row_group * b + r % row_group);
+    return W.row(r) + traits(W.type).block_bytes * b;
+}
+
+const uint8_t* row_as_stored(const matrix_view& W, int64_t r, uint8_t* buf) {
+    if (r >= grouped_rows(W)) return W.row(r);
+    const int64_t bb = traits(W.type).block_bytes, c = bb - 2, nb = W.n_cols / q8_block, j = r % row_group;
+    const uint8_t* group = W.row(r - j);
+    for (int64_t b = 0; b < nb; ++b) {
+        std::memcpy(buf + b * bb, group + 2 * (row_group * b + j), 2);
+        std::memcpy(buf + b * bb + 2, group + 2 * row_group * nb + row_group * c * b + c * j, size_t(c));
+    }
+    return buf;
 }
 
 WF_COLD void dequantize_row(const matrix_view& W, int64_t r, float* out) {
-    if (r >= q8_grouped_rows(W)) return traits(W.type).to_f32(W.row(r), out, W.n_cols);
-    for (int64_t b = 0; b < W.n_cols / q8_block; ++b) {
-        uint16_t h;
-        std::memcpy(&h, q8_scale(W, r, b), 2);
-        const float d = f16_to_f32(h);
-        const int8_t* q = q8_codes(W, r, b);
-        for (int i = 0; i < q8_block; ++i) out[b * q8_block + i] = d * float(q[i]);
-    }
+    thread_local std::vector<uint8_t> buf;
+    if (r < grouped_rows(W)) buf.resize(size_t(row_bytes(W.type, W.n_cols)));
+    traits(W.type).to_f32(row_as_stored(W, r, buf.data()), out, W.n_cols);
 }
 
 }  // namespace wf

@@ -71,35 +71,40 @@ struct block_q4_0 {
 static_assert(sizeof(block_q4_0) == 18, "q4_0 block is 18 bytes, as in GGUF");
 
 // A read-only weight matrix (n_rows = out, n_cols = in) in any storage type; rows are contiguous, except in a grouped
-// q8_0 matrix (below).
+// q8_0 or q4_0 matrix (below).
 struct matrix_view {
     dtype type = dtype::f32;
     int64_t n_rows = 0;  // out
     int64_t n_cols = 0;  // in
     const void* data = nullptr;
-    // q8_0 only: rows grouped by 4 (group_q8_rows). row(r) is then where r's group starts, for r a multiple of 4 below
-    // the last whole group; q8_codes and q8_scale find any row's blocks.
+    // q8_0, q4_0 only: rows grouped by 4 (group_rows). row(r) is then where r's group starts, for r a multiple of 4
+    // below the last whole group; block_scale and block_codes find any row's blocks, row_as_stored any row.
     bool grouped = false;
     const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes(type, n_cols); }
 };
 
-// q8_0 rows grouped by 4, the layout the loader gives the q8_0 matrices it converts where group_q8_pays() (wasm): rows
-// 4g … 4g + 3 take the same 4 rows' bytes as stored, rearranged — first the scales, per block b the 4 rows' f16 (8
-// bytes at 8·b from the group's start, row 4g's first), then the codes, per block the 4 rows' 32 side by side (128
-// bytes at 8·nb + 128·b). The decode GEMV reads a group front to back, one stream, instead of 4 rows of 34-byte blocks
-// (in Node, cache-cold: bench/gemv-layouts.cpp). The rows after the last whole group stay as stored. Only matrices
-// whose scales are all finite and not negative (as ggml's quantizer writes them: d = amax / 127) are grouped, so that
-// the GEMV widens a scale exactly in two operations, its bits shifted and multiplied by 2^112.
-constexpr int64_t q8_group = 4;
-inline int64_t q8_grouped_rows(const matrix_view& W) { return W.grouped ? W.n_rows / q8_group * q8_group : 0; }
-// Row r's block b of a q8_0 matrix, grouped or not: its 32 codes, its f16 scale.
-const int8_t* q8_codes(const matrix_view& W, int64_t r, int64_t b);
-const uint8_t* q8_scale(const matrix_view& W, int64_t r, int64_t b);
-// In place: n_rows q8_0 rows of n_cols at data → grouped (the whole groups; the rest stays), unless a scale of those
-// groups is negative, inf or NaN (false: left as it was). Whether the engine's kernels read the grouped layout faster
-// in this build (wasm SIMD128).
-bool group_q8_rows(uint8_t* data, int64_t n_rows, int64_t n_cols);
-bool group_q8_pays();
+// Rows grouped by 4, the layout the loader gives the q8_0 and q4_0 matrices it converts where group_rows_pays() (wasm):
+// rows 4g … 4g + 3 take the same 4 rows' bytes as stored, rearranged — first the scales, per block b the 4 rows' f16
+// (8 bytes at 8·b from the group's start, row 4g's first), then the codes (a block's bytes after its scale: 32 for
+// q8_0, 16 for q4_0), per block the 4 rows' side by side (4·c bytes at 8·nb + 4·c·b). The decode GEMVs read a group
+// front to back, one aligned stream, instead of 4 rows of 34- or 18-byte blocks (in Node, cache-cold:
+// bench/gemv-layouts.cpp, bench/gemv-q4-layouts.cpp). The rows after the last whole group stay as stored. Only
+// matrices whose scales are all finite are grouped, and of q8_0 only those whose scales are also not negative (as
+// ggml's quantizer writes them: d = amax / 127; q4_0's d = max / −8 takes either sign), so that the GEMV widens a
+// scale exactly in a few operations: its bits shifted and multiplied by 2^112 (the sign or-ed back for q4_0).
+constexpr int64_t row_group = 4;
+inline int64_t grouped_rows(const matrix_view& W) { return W.grouped ? W.n_rows / row_group * row_group : 0; }
+// Row r's block b of a q8_0 or q4_0 matrix, grouped or not: its f16 scale, its codes (the bytes after the scale).
+const uint8_t* block_scale(const matrix_view& W, int64_t r, int64_t b);
+const uint8_t* block_codes(const matrix_view& W, int64_t r, int64_t b);
+inline const int8_t* q8_codes(const matrix_view& W, int64_t r, int64_t b) { return reinterpret_cast<const int8_t*>(block_codes(W, r, b)); }
+// Row r as stored: W.row(r), or a grouped row's bytes gathered into buf (row_bytes(W.type, W.n_cols) of them).
+const uint8_t* row_as_stored(const matrix_view& W, int64_t r, uint8_t* buf);
+// In place: n_rows rows of n_cols of type t (q8_0 or q4_0) at data → grouped (the whole groups; the rest stays), unless
+// a scale of those groups is inf or NaN, or of q8_0 negative (false: left as it was). Whether the engine's kernels read
+// the grouped layout faster in this build (wasm SIMD128).
+bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols);
+bool group_rows_pays(dtype t);
 
 // Row r of W widened to f32 (any type), and n floats (a multiple of 32) quantized to q8_0 blocks.
 void dequantize_row(const matrix_view& W, int64_t r, float* out);

@@ -153,7 +153,7 @@ inline void dot_q8_4rows(const int16_t* xq_row, const float* xd, const uint8_t* 
         const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
         const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
         // grouped rows' scales: finite and not negative (dtype.h), so (h << 13)·2^112 is the float, exactly
-        const v128_t d = hs ? wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(hs + 2 * q8_group * b), 13), wasm_f32x4_splat(0x1p112f))
+        const v128_t d = hs ? wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(hs + 2 * row_group * b), 13), wasm_f32x4_splat(0x1p112f))
                             : wasm_v128_load(sc + 4 * b);
         const v128_t scale = wasm_f32x4_mul(d, wasm_f32x4_splat(xd[b]));
         acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale));
@@ -163,18 +163,6 @@ inline void dot_q8_4rows(const int16_t* xq_row, const float* xd, const uint8_t* 
 }
 #endif
 
-#if !defined(__wasm_simd128__)
-// Row r of a grouped q8_0 matrix as stored (nb blocks into buf), for the GEMV outside wasm, where the loader does not
-// group (the tests do).
-const uint8_t* q8_row_as_stored(const matrix_view& Wm, int64_t r, block_q8_0* buf) {
-    if (r >= q8_grouped_rows(Wm)) return Wm.row(r);
-    for (int64_t b = 0; b < Wm.n_cols / q8_block; ++b) {
-        std::memcpy(&buf[b].d, q8_scale(Wm, r, b), 2);
-        std::memcpy(buf[b].q, q8_codes(Wm, r, b), q8_block);
-    }
-    return reinterpret_cast<const uint8_t*>(buf);
-}
-#endif
 
 }  // namespace
 
@@ -193,15 +181,15 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     // Grouped rows (dtype.h) a whole group at a time, as one stream, the rows of the range kept (its lanes are the same
     // operations on each row whatever the other three are).
 #if defined(__wasm_simd128__)
-    const int64_t grouped = q8_grouped_rows(Wm);
+    const int64_t grouped = grouped_rows(Wm);
     for (int64_t n = n0; n < n1;) {
         const uint8_t* w[4];
         const uint8_t* hs = nullptr;
-        int64_t first = n, step = q8_group * q8_block;
+        int64_t first = n, step = row_group * q8_block;
         if (n < grouped) {
-            first = n / q8_group * q8_group;
+            first = n / row_group * row_group;
             hs = Wm.row(first);  // the group's scales, widened block by block as the codes are read
-            for (int j = 0; j < 4; ++j) w[j] = hs + 2 * q8_group * nb + q8_block * j;
+            for (int j = 0; j < 4; ++j) w[j] = hs + 2 * row_group * nb + q8_block * j;
         } else {
             const int64_t rows = std::min<int64_t>(4, n1 - n);
             const uint8_t* r[4] = {Wm.row(n), Wm.row(n + std::min<int64_t>(1, rows - 1)), Wm.row(n + std::min<int64_t>(2, rows - 1)),
@@ -220,9 +208,10 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     }
 #else
     // grouped rows (the tests' only: the loader groups in wasm) read back as stored
-    thread_local std::vector<block_q8_0> as_stored;
-    as_stored.resize(size_t(4 * nb));
-    const auto row = [&](int64_t r, int j) { return q8_row_as_stored(Wm, r, as_stored.data() + j * nb); };
+    thread_local std::vector<uint8_t> as_stored;
+    const int64_t rb = row_bytes(Wm.type, K);
+    as_stored.resize(size_t(4 * rb));
+    const auto row = [&](int64_t r, int j) { return row_as_stored(Wm, r, as_stored.data() + j * rb); };
     for (int64_t n = n0; n < n1; n += 4) {
         const int64_t rows = std::min<int64_t>(4, n1 - n);
         for (int64_t m = 0; m < M; ++m) {
@@ -382,15 +371,15 @@ struct q8_row_groups {
 // Columns n … n + cols − 1 (cols ≤ 8; missing ones are zero) of all K as the tile reads them: per block, 16 pairs ×
 // 2 vectors of 8 int16 (columns 0–3, then 4–7), then per block the 8 scales.
 // Row r of a q8_0 matrix, as stored or grouped (dtype.h), block by block: block b's 32 codes at codes + code_step·b, its
-// f16 scale at scale + scale_step·b (q8_codes and q8_scale per row rather than per block).
+// f16 scale at scale + scale_step·b (block_codes and block_scale per row rather than per block).
 struct q8_walk {
     const uint8_t* codes = nullptr;
     const uint8_t* scale = nullptr;
     int64_t code_step = 0, scale_step = 0;
     q8_walk(const matrix_view& W, int64_t r) {
-        codes = reinterpret_cast<const uint8_t*>(q8_codes(W, r, 0)), scale = q8_scale(W, r, 0);
-        const bool g = r < q8_grouped_rows(W);
-        code_step = g ? q8_group * q8_block : int64_t(sizeof(block_q8_0)), scale_step = g ? 2 * q8_group : int64_t(sizeof(block_q8_0));
+        codes = reinterpret_cast<const uint8_t*>(q8_codes(W, r, 0)), scale = block_scale(W, r, 0);
+        const bool g = r < grouped_rows(W);
+        code_step = g ? row_group * q8_block : int64_t(sizeof(block_q8_0)), scale_step = g ? 2 * row_group : int64_t(sizeof(block_q8_0));
     }
     q8_walk() = default;
 };
@@ -769,6 +758,15 @@ void q45_0_column(const uint8_t* row, int64_t K, bool five, int64_t j, int8_t* p
     }
 }
 
+// Row r of a block-type matrix as stored; a grouped q4_0 row (dtype.h) gathered into a per-thread buffer, valid until
+// the next call. The panel packers below read one row at a time.
+const uint8_t* stored_row(const matrix_view& Wm, int64_t r) {
+    if (r >= grouped_rows(Wm)) return Wm.row(r);
+    thread_local std::vector<uint8_t> buf;
+    buf.resize(size_t(row_bytes(Wm.type, Wm.n_cols)));
+    return row_as_stored(Wm, r, buf.data());
+}
+
 }  // namespace
 
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
@@ -807,14 +805,14 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         const int64_t cols = std::min(q8_nr, n1 - n);
         if (to_codes16 || to_codes) {
             for (int64_t j = 0; j < cols; ++j) {
-                if (to_codes16) to_codes16(Wm.row(n + j), cq.data() + j * K, cd.data() + j * ns, K);
-                else to_codes(Wm.row(n + j), cq.data() + j * K, cd.data() + j * ns, cm.data() + j * ns, K);
+                if (to_codes16) to_codes16(stored_row(Wm, n + j), cq.data() + j * K, cd.data() + j * ns, K);
+                else to_codes(stored_row(Wm, n + j), cq.data() + j * K, cd.data() + j * ns, cm.data() + j * ns, K);
             }
             pack_codes_panel(cq.data(), cols, K, panel.data());
             panel_values(cd.data(), ns, cols, dw.data());
             if (to_codes) panel_values(cm.data(), ns, cols, mw.data());
         } else if (to_q8) {
-            for (int64_t j = 0; j < cols; ++j) to_q8(Wm.row(n + j), reblocked.data() + j * q8_row, K);
+            for (int64_t j = 0; j < cols; ++j) to_q8(stored_row(Wm, n + j), reblocked.data() + j * q8_row, K);
             pack_q8_panel({dtype::q8_0, cols, K, reblocked.data()}, 0, cols, panel.data(), dw.data());
         } else {
             pack_q8_panel(Wm, n, cols, panel.data(), dw.data());
@@ -857,7 +855,7 @@ void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     for (int64_t n = n0; n < n1; n += q8_nr) {
         const int64_t cols = std::min(q8_nr, n1 - n);
         if (to_q8) {
-            for (int64_t j = 0; j < cols; ++j) to_q8(Wm.row(n + j), reblocked.data() + j * q8_row, K);
+            for (int64_t j = 0; j < cols; ++j) to_q8(stored_row(Wm, n + j), reblocked.data() + j * q8_row, K);
             pack_q7_panel({dtype::q8_0, cols, K, reblocked.data()}, 0, cols, panel.data(), corr.data(), dw.data());
         } else {
             pack_q7_panel(Wm, n, cols, panel.data(), corr.data(), dw.data());
@@ -897,11 +895,11 @@ void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
                 continue;
             }
             if (q45_0) {
-                q45_0_column(Wm.row(n + j), K, Wm.type == dtype::q5_0, j, panel.data(), cd.data() + j * ns);
+                q45_0_column(stored_row(Wm, n + j), K, Wm.type == dtype::q5_0, j, panel.data(), cd.data() + j * ns);
                 continue;
             }
-            if (to_codes16) to_codes16(Wm.row(n + j), cq.data(), cd.data() + j * ns, K);
-            else to_codes(Wm.row(n + j), cq.data(), cd.data() + j * ns, cm.data() + j * ns, K);
+            if (to_codes16) to_codes16(stored_row(Wm, n + j), cq.data(), cd.data() + j * ns, K);
+            else to_codes(stored_row(Wm, n + j), cq.data(), cd.data() + j * ns, cm.data() + j * ns, K);
             pack_u7_column(cq.data(), K, j, panel.data());
         }
         panel_values(cd.data(), ns, cols, dw.data());

@@ -20,7 +20,7 @@
 // products on W, each W row read once for all rows of x (3.8× fewer weight bytes than f32, at integer speed); from
 // 16 rows on as an integer outer-product tile on packed W (gemm_q8). 4 rows (4 beams) once took the tile, which packs
 // W on every call: 0.316 ms for BERT-base's 768 × 768 in wasm, 0.144 ms now. In wasm the loader stores the q8_0
-// matrices it converts with their rows grouped by 4 (dtype.h: group_q8_rows), which the GEMV reads as one stream with
+// matrices it converts with their rows grouped by 4 (dtype.h: group_rows; q4_0's too), which the GEMV reads as one stream with
 // a read 1 KB ahead: 7.2–8.1 GB/s cache-cold in Node against 4.9–5.7 for 4 rows as stored (GPT-2 small q8_0 decode
 // 40.6 → 52.1 tok/s, 2.58× onnxruntime-web's int8 in the same run); the packing of the prefill tiles reads either.
 // The other block types (q4_0 … q6_K, iq4_nl: kernels/quants.h) run in integers too below 16 rows (gemv_quant, on
@@ -179,7 +179,9 @@ void gemv_one_stream(const float* x, int64_t, int64_t, const matrix_view& Wm, co
 
 // Values [k0, k0 + kc) of row r of W as f32, SIMD-widened for f16/bf16; k0 and kc are whole blocks of W's type.
 void widen_segment(const matrix_view& Wm, int64_t r, int64_t k0, int64_t kc, float* out) {
-    const uint8_t* row = Wm.row(r);
+    thread_local std::vector<uint8_t> stored;  // a grouped row (dtype.h) as stored
+    if (Wm.grouped) stored.resize(size_t(row_bytes(Wm.type, Wm.n_cols)));
+    const uint8_t* row = row_as_stored(Wm, r, stored.data());
     auto run = [&](auto rows) {
         int64_t k = 0;
         for (; k + W <= kc; k += W) decltype(rows)::load(row, k0 + k).store_unaligned(out + k);

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #if defined(__wasm_simd128__)
@@ -116,6 +117,7 @@ inline V madd(V a, V b) { return wasm_i32x4_dot_i16x8(a, b); }  // int16 pairs �
 inline V add32(V a, V b) { return wasm_i32x4_add(a, b); }
 inline V sub32(V a, V b) { return wasm_i32x4_sub(a, b); }
 inline V mul32(V a, V b) { return wasm_i32x4_mul(a, b); }
+inline V shl32(V a, int n) { return wasm_i32x4_shl(a, uint32_t(n)); }
 inline V shr8_4(V a) { return wasm_u8x16_shr(a, 4); }
 inline V lut16(V table, V idx) { return wasm_i8x16_swizzle(table, idx); }  // idx < 16
 inline V ext_lo8(V a) { return wasm_i16x8_extend_low_i8x16(a); }
@@ -143,6 +145,11 @@ inline void fst(float* p, V v) { wasm_v128_store(p, v); }
 inline V shr8(V a, int n) { return wasm_u8x16_shr(a, uint32_t(n)); }
 // c + per int32 lane the sum of 4 products a·b, a int8, b in [0, 127]: relaxed SIMD's int8 dot product
 inline V rdot(V a, V b, V c) { return wf_relaxed_dot_i8x16_i7x16_add_s(a, b, c); }
+inline V ld_u16x4(const uint8_t* p) { return wasm_u32x4_load16x4(p); }  // 4 uint16 → 4 uint32 lanes
+// A store of a row's block sum that the compiler must keep: V8 (TurboFan) otherwise loads all 4 rows' codes of a
+// block before their arithmetic, and spills (bench/gemv-layouts.cpp).
+inline thread_local volatile V block_sink;
+inline void keep(V v) { block_sink = v; }
 #else
 using V = __m128i;
 inline V ld(const void* p) { return _mm_loadu_si128(static_cast<const __m128i*>(p)); }
@@ -161,6 +168,7 @@ inline V madd(V a, V b) { return _mm_madd_epi16(a, b); }
 inline V add32(V a, V b) { return _mm_add_epi32(a, b); }
 inline V sub32(V a, V b) { return _mm_sub_epi32(a, b); }
 inline V mul32(V a, V b) { return _mm_mullo_epi32(a, b); }
+inline V shl32(V a, int n) { return _mm_sll_epi32(a, _mm_cvtsi32_si128(n)); }
 inline V shr8_4(V a) { return _mm_and_si128(_mm_srli_epi16(a, 4), _mm_set1_epi8(0x0F)); }
 inline V lut16(V table, V idx) { return _mm_shuffle_epi8(table, idx); }
 inline V ext_lo8(V a) { return _mm_cvtepi8_epi16(a); }
@@ -187,7 +195,16 @@ inline V shr8(V a, int n) { return _mm_and_si128(_mm_srl_epi16(a, _mm_cvtsi32_si
 // int16 — no saturation while b ≤ 127 — then pmaddwd by ones): natively only when asked (gemv_quant_as), to test
 // the int8 form
 inline V rdot(V a, V b, V c) { return _mm_add_epi32(c, _mm_madd_epi16(_mm_maddubs_epi16(b, a), _mm_set1_epi16(1))); }
+inline V ld_u16x4(const uint8_t* p) { return _mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))); }
+inline void keep(V) {}
 #endif
+// Four finite f16 (a grouped group's scales of one block) as floats, exactly: (h & 0x7fff) << 13 as a float is the
+// value·2^-112 (subnormals too), then the sign.
+inline V half4_signed(const uint8_t* h) {
+    const V v = ld_u16x4(h);
+    const V mag = fmul(shl32(and_(v, set32(0x7fff)), 13), fset(0x1p112f));
+    return or_(mag, shl32(and_(v, set32(0x8000)), 16));
+}
 
 // Per-thread scratch that grows once.
 thread_local std::vector<int16_t> xq_buf, xz_buf, bs_buf;
@@ -327,61 +344,114 @@ struct t_iq4_nl {
 // Four rows of W at a time (the last group repeats its last row; only real rows are stored), M rows of x. Per
 // block: each row's Σ q_w·q_x in four int32 lanes (I8: the int8 form), the four rows reduced into one vector S, then
 //   acc += float(S − offset·Σq_x)·(d_w·d_x)   [+ m_w·(d_x·float(Σq_x))].
+// Row j's blocks are read as stored blocks (their codes at + 2, T::decode's offsets) from w[j], step bytes apart:
+// step = T::bytes for rows as stored, whose four scales per block are widened into sc beforehand; for grouped rows
+// (dtype.h: q4_0) w[j] points 2 bytes before row j's first codes, step = 4 rows' codes, and the scales are widened from
+// the group's f16 at hs + 8·b as the blocks are read (finite: shifted, multiplied by 2^112, the sign or-ed back). One
+// body for both layouts (a runtime step): a second copy of the kernels for grouped rows took the wasm to 406 KB gz, over
+// its budget (tests/js/pack.test.mjs).
+template <class T, int M, bool I8>
+inline void group4(const acts32& a, const uint8_t* const (&w)[4], int step, const float* sc, const uint8_t* hs, int nb,
+                   touch_ahead& ahead, V (&acc)[M]) {
+    const int K = nb * 32;
+    for (int m = 0; m < M; ++m) acc[m] = fset(0.0f);
+    for (int b = 0; b < nb; ++b) {
+        ahead.step(4 * T::bytes);
+        V s[M][4];
+        if constexpr (I8) {
+            V xv[M][2];
+            for (int m = 0; m < M; ++m) xv[m][0] = ld(a.x8 + m * K + b * 32), xv[m][1] = ld(a.x8 + m * K + b * 32 + 16);
+            WF_UNROLL
+            for (int j = 0; j < 4; ++j) {
+                V lo, hi;
+                T::codes8(w[j] + b * step, lo, hi);
+                for (int m = 0; m < M; ++m) s[m][j] = rdot(xv[m][1], hi, rdot(xv[m][0], lo, zero()));
+            }
+        } else {
+            V xv[M][4];
+            for (int m = 0; m < M; ++m)
+                for (int i = 0; i < 4; ++i) xv[m][i] = ld((T::z_form ? a.z : a.q) + m * K + b * 32 + 8 * i);
+            WF_UNROLL
+            for (int j = 0; j < 4; ++j) {
+                V q[4];
+                T::decode(w[j] + b * step, q);
+                for (int m = 0; m < M; ++m) {
+                    s[m][j] = add32(add32(madd(q[0], xv[m][0]), madd(q[1], xv[m][1])), add32(madd(q[2], xv[m][2]), madd(q[3], xv[m][3])));
+                    if constexpr (M == 1) keep(s[m][j]);
+                }
+            }
+        }
+        V dw;
+        if constexpr (std::is_same_v<T, t_q4_0> && M == 1) dw = hs ? half4_signed(hs + 8 * b) : fld(sc + 8 * b);  // (hs: grouped)
+        else dw = fld(sc + 8 * b);
+        for (int m = 0; m < M; ++m) {
+            const float dx = a.d[m * nb + b];
+            const int32_t sx = a.s[m * nb + b];
+            V S = sum4(s[m][0], s[m][1], s[m][2], s[m][3]);
+            if constexpr (T::offset != 0) S = sub32(S, set32(T::offset * sx));
+            acc[m] = fadd(acc[m], fmul(cvt(S), fmul(dw, fset(dx))));
+            if constexpr (T::has_min) acc[m] = fadd(acc[m], fmul(fld(sc + 8 * b + 4), fset(dx * float(sx))));
+        }
+    }
+}
+
 template <class T, int M, bool I8 = false>
 void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
-    const int64_t K = W.n_cols, nb = K / 32;
+    // grouped q4_0 rows (dtype.h) are read as such by the decode kernel (M = 1); gemv_rows gives the others their
+    // groups as stored
+    constexpr bool reads_groups = std::is_same_v<T, t_q4_0> && M == 1;
+    const int64_t K = W.n_cols, nb = K / 32, grouped = reads_groups ? grouped_rows(W) : 0;
     float* sc = grow(wd_buf, size_t(8 * nb));  // per block: the four rows' d, then their m
-    for (int64_t n = n0; n < n1; n += 4) {
-        const int64_t rows = std::min<int64_t>(4, n1 - n);
+    for (int64_t n = n0; n < n1;) {
         const uint8_t* w[4];
-        for (int j = 0; j < 4; ++j) w[j] = W.row(n + std::min<int64_t>(j, rows - 1));
-        touch_ahead ahead(W, n + 4, n1);
-        for (int64_t b = 0; b < nb; ++b) {
-            fst(sc + 8 * b, half4(w, b * T::bytes));
-            if constexpr (T::has_min) fst(sc + 8 * b + 4, half4(w, b * T::bytes + 2));
+        const uint8_t* hs = nullptr;
+        int64_t first = n, step = T::bytes, j0 = 0, j1 = std::min<int64_t>(4, n1 - n);
+        if (reads_groups && n < grouped) {  // a whole group read front to back, its rows of the range kept (each lane's
+                                            // operations are its row's alone)
+            const int64_t c = T::bytes - 2;
+            first = n / row_group * row_group, j0 = n - first, j1 = std::min<int64_t>(4, n1 - first), step = 4 * c;
+            hs = W.row(first);
+            for (int j = 0; j < 4; ++j) w[j] = hs + 2 * row_group * nb + c * j - 2;
+        } else {
+            for (int j = 0; j < 4; ++j) w[j] = W.row(n + std::min<int64_t>(j, j1 - 1));
+            for (int64_t b = 0; b < nb; ++b) {
+                fst(sc + 8 * b, half4(w, b * T::bytes));
+                if constexpr (T::has_min) fst(sc + 8 * b + 4, half4(w, b * T::bytes + 2));
+            }
         }
+        touch_ahead ahead(W, first + 4, n1);
         V acc[M];
-        for (int m = 0; m < M; ++m) acc[m] = fset(0.0f);
-        for (int64_t b = 0; b < nb; ++b) {
-            ahead.step(4 * T::bytes);
-            V s[M][4];
-            if constexpr (I8) {
-                V xv[M][2];
-                for (int m = 0; m < M; ++m) xv[m][0] = ld(a.x8 + m * K + b * 32), xv[m][1] = ld(a.x8 + m * K + b * 32 + 16);
-                WF_UNROLL
-                for (int j = 0; j < 4; ++j) {
-                    V lo, hi;
-                    T::codes8(w[j] + b * T::bytes, lo, hi);
-                    for (int m = 0; m < M; ++m) s[m][j] = rdot(xv[m][1], hi, rdot(xv[m][0], lo, zero()));
-                }
-            } else {
-                V xv[M][4];
-                for (int m = 0; m < M; ++m)
-                    for (int i = 0; i < 4; ++i) xv[m][i] = ld((T::z_form ? a.z : a.q) + m * K + b * 32 + 8 * i);
-                WF_UNROLL
-                for (int j = 0; j < 4; ++j) {
-                    V q[4];
-                    T::decode(w[j] + b * T::bytes, q);
-                    for (int m = 0; m < M; ++m)
-                        s[m][j] = add32(add32(madd(q[0], xv[m][0]), madd(q[1], xv[m][1])), add32(madd(q[2], xv[m][2]), madd(q[3], xv[m][3])));
-                }
-            }
-            const V dw = fld(sc + 8 * b);
-            for (int m = 0; m < M; ++m) {
-                const float dx = a.d[m * nb + b];
-                const int32_t sx = a.s[m * nb + b];
-                V S = sum4(s[m][0], s[m][1], s[m][2], s[m][3]);
-                if constexpr (T::offset != 0) S = sub32(S, set32(T::offset * sx));
-                acc[m] = fadd(acc[m], fmul(cvt(S), fmul(dw, fset(dx))));
-                if constexpr (T::has_min) acc[m] = fadd(acc[m], fmul(fld(sc + 8 * b + 4), fset(dx * float(sx))));
-            }
-        }
+        group4<T, M, I8>(a, w, int(step), sc, hs, int(nb), ahead, acc);
         for (int m = 0; m < M; ++m) {
             alignas(16) float out[4];
             fst(out, acc[m]);
-            for (int64_t j = 0; j < rows; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
+            for (int64_t j = j0; j < j1; ++j) y[m * ldy + first + j] = out[j] + (bias ? bias[first + j] : 0.0f);
         }
+        n = first + 4;
     }
+}
+
+// A grouped q4_0 matrix (dtype.h) against 2 or 3 rows of x: each group of 4 rows back as stored into a buffer that
+// stays in L1, then the kernel of rows as stored on it (a copy of the grouped reading in those kernels took the wasm
+// over its budget); the rows after the last whole group as they are.
+void gemv32_ungrouped(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1,
+                      void (*kernel)(const acts32&, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t)) {
+    const int64_t nb = W.n_cols / 32, grouped = grouped_rows(W);
+    thread_local std::vector<uint8_t> buf;
+    uint8_t* rows = grow(buf, size_t(4 * nb) * sizeof(block_q4_0));
+    for (int64_t n = n0; n < std::min(n1, grouped);) {
+        const int64_t first = n / row_group * row_group, last = std::min(n1, first + 4);
+        const uint8_t* group = W.row(first);
+        for (int64_t b = 0; b < nb; ++b)
+            for (int j = 0; j < 4; ++j) {
+                uint8_t* blk = rows + (j * nb + b) * int64_t(sizeof(block_q4_0));
+                std::memcpy(blk, group + 8 * b + 2 * j, 2);
+                std::memcpy(blk + 2, group + 8 * nb + 64 * b + 16 * j, 16);
+            }
+        kernel(a, {dtype::q4_0, 4, W.n_cols, rows}, bias ? bias + first : nullptr, y + first, ldy, n - first, last - first);
+        n = last;
+    }
+    if (std::max(n0, grouped) < n1) kernel(a, W, bias, y, ldy, std::max(n0, grouped), n1);
 }
 
 // ===== the K-quants, against q8_K activations ================================================================
@@ -679,8 +749,17 @@ void gemvK(const actsK& a, const matrix_view& W, const float* bias, float* y, in
 // inlined into gemv_quant made one 224 KB function (see matmul.cpp's p_gemm_q8 and README's build notes).
 using kernel32 = void (*)(const acts32&, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
 using kernelK = void (*)(const actsK&, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
+// q4_1 and q5_1 (a minimum per block; rare in today's files) have no kernel for 3 rows of x: they take 2 a pass, so
+// that the wasm stays within its budget (tests/js/pack.test.mjs)
+template <class T, int M>
+constexpr kernel32 kernel32_of() {
+    if constexpr (T::has_min && M == 3) return nullptr;
+    else return &gemv32<T, M>;
+}
+constexpr bool has_min32(dtype t) { return t == dtype::q4_1 || t == dtype::q5_1; }
 template <int M>
-kernel32 volatile k32[5] = {&gemv32<t_q4_0, M>, &gemv32<t_q4_1, M>, &gemv32<t_q5_0, M>, &gemv32<t_q5_1, M>, &gemv32<t_iq4_nl, M>};
+kernel32 volatile k32[5] = {kernel32_of<t_q4_0, M>(), kernel32_of<t_q4_1, M>(), kernel32_of<t_q5_0, M>(), kernel32_of<t_q5_1, M>(),
+                            kernel32_of<t_iq4_nl, M>()};
 template <int M>
 kernelK volatile kK[5] = {&gemvK<t_q2_K, M>, &gemvK<t_q3_K, M>, &gemvK<t_q4_K, M>, &gemvK<t_q5_K, M>, &gemvK<t_q6_K, M>};
 // the int8 form's (nullptr: the type has none), for one row of x only (see the top of this file)
@@ -725,7 +804,9 @@ void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* b
     case dtype::q5_1: i = 3; break;
     default: break;
     }
-    return (int8 && k32_i8<M>[i] ? k32_i8<M>[i] : k32<M>[i])(a, W, bias, y, ldy, n0, n1);
+    const kernel32 k = int8 && k32_i8<M>[i] ? k32_i8<M>[i] : k32<M>[i];
+    if (M > 1 && W.grouped) return gemv32_ungrouped(a, W, bias, y, ldy, n0, n1, k);
+    return k(a, W, bias, y, ldy, n0, n1);
 }
 
 }  // namespace
@@ -737,11 +818,12 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
 #if defined(__wasm_simd128__)
     int8 = int8 && relaxed_simd();  // the plain instance has no int8 dot product (its placeholder must not be called)
 #endif
-    // three rows of x per pass over W (more would spill the accumulators)
-    for (int64_t m = 0; m < M; m += 3) {
+    // three rows of x per pass over W (more would spill the accumulators; q4_1, q5_1: two)
+    const int64_t per_pass = has_min32(W.type) ? 2 : 3;
+    for (int64_t m = 0; m < M; m += per_pass) {
         const float* xm = x + m * ldx;
         float* ym = y + m * ldy;
-        switch (std::min<int64_t>(3, M - m)) {
+        switch (std::min<int64_t>(per_pass, M - m)) {
         case 3: gemv_rows<3>(xm, ldx, W, bias, ym, ldy, n_begin, n_end, int8); break;
         case 2: gemv_rows<2>(xm, ldx, W, bias, ym, ldy, n_begin, n_end, int8); break;
         default: gemv_rows<1>(xm, ldx, W, bias, ym, ldy, n_begin, n_end, int8); break;

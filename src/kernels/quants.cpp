@@ -21,6 +21,14 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
+#if defined(__clang__)
+#define WF_NO_UNROLL _Pragma("clang loop unroll(disable)")
+#elif defined(__GNUC__)
+#define WF_NO_UNROLL _Pragma("GCC unroll 1")
+#else
+#define WF_NO_UNROLL
+#endif
+
 namespace wf {
 
 const int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
@@ -136,7 +144,7 @@ void via_codes(const uint8_t* src, float* dst, int64_t n) {
     }
 }
 
-void q4_1_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q4_1, 32, 1, q4_1_to_codes32>(src, dst, n); }
+WF_COLD void q4_1_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q4_1, 32, 1, q4_1_to_codes32>(src, dst, n); }
 // d = (max − min)/15, q = min(15, (int8_t)((x − min)·id + 0.5)).
 WF_COLD void q4_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
@@ -154,7 +162,7 @@ WF_COLD void q4_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
     }
 }
 
-void q5_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
+WF_COLD void q5_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
         const auto blk = load_block<block_q5_0>(src, b);
         uint32_t qh;
@@ -200,7 +208,7 @@ void q5_0_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n) {
     }
 }
 
-void q5_1_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q5_1, 32, 1, q5_1_to_codes32>(src, dst, n); }
+WF_COLD void q5_1_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q5_1, 32, 1, q5_1_to_codes32>(src, dst, n); }
 // d = (max − min)/31, q = (uint8_t)((x − min)·id + 0.5) (no clamp, as llama.cpp).
 WF_COLD void q5_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
@@ -220,7 +228,7 @@ WF_COLD void q5_1_from_f32(const float* src, uint8_t* dst, int64_t n) {
     }
 }
 
-void iq4_nl_to_f32(const uint8_t* src, float* dst, int64_t n) {
+WF_COLD void iq4_nl_to_f32(const uint8_t* src, float* dst, int64_t n) {
     for (int64_t b = 0; b < n / 32; ++b) {
         const auto blk = load_block<block_iq4_nl>(src, b);
         const float d = f16_to_f32(blk.d);
@@ -479,7 +487,11 @@ void q2_K_to_f32(const uint8_t* src, float* dst, int64_t n) {
         const auto blk = load_block<block_q2_K>(src, b);
         const float d = f16_to_f32(blk.d), dmin = f16_to_f32(blk.dmin);
         float* y = dst + b * qk_k;
-        for (int h = 0; h < 2; ++h)  // element 128h + 32j + l: bits 2j of qs[32h + l], group 8h + 2j + l / 16
+        // element 128h + 32j + l: bits 2j of qs[32h + l], group 8h + 2j + l / 16. The outer loops stay loops: clang
+        // unrolled all 256 elements into 10 KB of wasm (the engine's budget, tests/js/pack.test.mjs).
+        WF_NO_UNROLL
+        for (int h = 0; h < 2; ++h)
+            WF_NO_UNROLL
             for (int j = 0; j < 4; ++j)
                 for (int l = 0; l < 32; ++l) {
                     const int g = 8 * h + 2 * j + l / 16, q = blk.qs[32 * h + l] >> (2 * j) & 3;
@@ -544,7 +556,7 @@ void q3_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
                 }
     }
 }
-void q3_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q3_K, qk_k, 16, q3_K_to_codes16>(src, dst, n); }
+WF_COLD void q3_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q3_K, qk_k, 16, q3_K_to_codes16>(src, dst, n); }
 // quantize_row_q3_K_ref: per group of 16 make_q3_quants(4); the scale of largest magnitude gives −32/max, 6-bit
 // codes, d = max/−32; the codes again with the rounded scales; high bits into hmask.
 WF_COLD void q3_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
@@ -613,7 +625,7 @@ void k45_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n
 void q4_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { k45_to_codes32<block_q4_K>(src, q, d, m, n); }
 void q5_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) { k45_to_codes32<block_q5_K>(src, q, d, m, n); }
 
-void q4_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q4_K, qk_k, 8, q4_K_to_codes32>(src, dst, n); }
+WF_COLD void q4_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q4_K, qk_k, 8, q4_K_to_codes32>(src, dst, n); }
 WF_COLD void q4_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
         block_q4_K blk{};
@@ -625,7 +637,7 @@ WF_COLD void q4_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     }
 }
 
-void q5_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q5_K, qk_k, 8, q5_K_to_codes32>(src, dst, n); }
+WF_COLD void q5_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q5_K, qk_k, 8, q5_K_to_codes32>(src, dst, n); }
 
 WF_COLD void q5_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t b = 0; b < n / qk_k; ++b) {
@@ -654,7 +666,7 @@ void q6_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n) {
                 }
     }
 }
-void q6_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q6_K, qk_k, 16, q6_K_to_codes16>(src, dst, n); }
+WF_COLD void q6_K_to_f32(const uint8_t* src, float* dst, int64_t n) { via_codes<block_q6_K, qk_k, 16, q6_K_to_codes16>(src, dst, n); }
 // quantize_row_q6_K_ref: per group of 16 make_qx_quants(32); the scale of largest magnitude gives −128/max, int8
 // scales, d = max/−128; the codes again with the rounded scales. A block of zero scales is all zero bytes.
 WF_COLD void q6_K_from_f32(const float* src, uint8_t* dst, int64_t n) {
@@ -834,11 +846,12 @@ void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, co
     const bool k_quant = traits(W.type).block == qk_k;
     std::vector<block_q8_0> a0(size_t(k_quant ? 0 : K / 32));
     std::vector<block_q8_K> aK(size_t(k_quant ? K / qk_k : 0));
+    std::vector<uint8_t> stored(size_t(row_bytes(W.type, K)));  // a grouped row as stored (dtype.h)
     for (int64_t m = 0; m < M; ++m) {
         if (k_quant) quantize_q8_K(x + m * ldx, K, aK.data());
         else wf::ref::quantize_q8_0(x + m * ldx, K, a0.data());
         for (int64_t n = n_begin; n < n_end; ++n)
-            y[m * ldy + n] = dot_row(W.type, W.row(n), a0.data(), aK.data(), K) + (bias ? bias[n] : 0.0f);
+            y[m * ldy + n] = dot_row(W.type, row_as_stored(W, n, stored.data()), a0.data(), aK.data(), K) + (bias ? bias[n] : 0.0f);
     }
 }
 

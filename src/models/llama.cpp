@@ -38,7 +38,7 @@ public:
         const int64_t E = hp.n_embd, F = hp.n_ff, V = hp.n_vocab, D = hp.head_dim(), Q = hp.n_head * D, KV = hp.n_head_kv * D;
         const raw_tensor& embed = s.get({"model.embed_tokens.weight"});
         embed_ = s.matrix(embed, V, E);
-        // groupable: the fused matrices are split with rows_of, so their q8_0 rows are grouped only where each part is
+        // groupable: the fused matrices are split with rows_of, so their q8_0 / q4_0 rows are grouped only where each part is
         // whole groups of 4 (weights.h)
         auto lin = [&](const std::string& name, int64_t out, int64_t in, bool groupable = true) {
             linear l = s.lin({name + ".weight"}, {}, out, in, false, groupable);
@@ -60,7 +60,7 @@ public:
             layer L{};
             L.attn_norm = norm("input_layernorm");
             if (layout.fused_qkv) {
-                const linear qkv = lin(p + "self_attn.qkv_proj", Q + 2 * KV, E, Q % q8_group == 0 && KV % q8_group == 0);
+                const linear qkv = lin(p + "self_attn.qkv_proj", Q + 2 * KV, E, Q % row_group == 0 && KV % row_group == 0);
                 L.q = rows_of(qkv, 0, Q), L.k = rows_of(qkv, Q, KV), L.v = rows_of(qkv, Q + KV, KV);
             } else {
                 L.q = lin(p + "self_attn.q_proj", Q, E), L.k = lin(p + "self_attn.k_proj", KV, E), L.v = lin(p + "self_attn.v_proj", KV, E);
@@ -69,7 +69,7 @@ public:
             L.post_attn_norm = norm(layout.post_attn_norm);
             L.ffn_norm = norm(layout.ffn_norm);
             if (layout.fused_gate_up) {
-                const linear gate_up = lin(p + "mlp.gate_up_proj", 2 * F, E, F % q8_group == 0);
+                const linear gate_up = lin(p + "mlp.gate_up_proj", 2 * F, E, F % row_group == 0);
                 L.gate = rows_of(gate_up, 0, F), L.up = rows_of(gate_up, F, F);
             } else {
                 L.gate = lin(p + "mlp.gate_proj", F, E), L.up = lin(p + "mlp.up_proj", F, E);

@@ -41,7 +41,7 @@ public:
         const int64_t E = hp.n_embd, F = hp.n_ff, V = hp.n_vocab;
         // a task model's encoder is under "model."; a bare ModernBertModel's names have no prefix
         auto names = [](const std::string& n) { return std::vector<std::string>{"model." + n, n}; };
-        // groupable: Wqkv and Wi are split with rows_of, so their q8_0 rows are grouped only where each part is whole
+        // groupable: Wqkv and Wi are split with rows_of, so their q8_0 / q4_0 rows are grouped only where each part is whole
         // groups of 4 (weights.h)
         auto lin = [&](const std::string& n, int64_t out, int64_t in, bool groupable = true) {
             linear l = s.lin(names(n + ".weight"), {}, out, in, false, groupable);
@@ -64,11 +64,11 @@ public:
             const std::string p = "layers." + std::to_string(l) + ".";
             layer L{};
             if (l > 0) L.attn_norm = ln(p + "attn_norm");
-            const linear qkv = lin(p + "attn.Wqkv", 3 * E, E, E % q8_group == 0);
+            const linear qkv = lin(p + "attn.Wqkv", 3 * E, E, E % row_group == 0);
             L.q = rows_of(qkv, 0, E), L.k = rows_of(qkv, E, E), L.v = rows_of(qkv, 2 * E, E);
             L.o = lin(p + "attn.Wo", E, E);
             L.mlp_norm = ln(p + "mlp_norm");
-            const linear wi = lin(p + "mlp.Wi", 2 * F, E, F % q8_group == 0);
+            const linear wi = lin(p + "mlp.Wi", 2 * F, E, F % row_group == 0);
             L.input = rows_of(wi, 0, F), L.gate = rows_of(wi, F, F);
             L.down = lin(p + "mlp.Wo", E, F);
             const bool global = hp.sliding_window_pattern <= 0 || l % hp.sliding_window_pattern == 0;

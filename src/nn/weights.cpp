@@ -114,9 +114,9 @@ matrix_view weight_store::matrix(const raw_tensor& t, int64_t rows, int64_t cols
     const auto key = std::make_tuple(&t, rows, cols, transposed, uint8_t(convertible | groupable << 1));
     if (auto it = matrices_.find(key); it != matrices_.end()) return it->second;
     matrix_view m = convert(t, rows, cols, transposed, convertible);
-    // a q8_0 matrix of the store's own (never the file's bytes) grouped by 4 rows where that reads faster (dtype.h)
-    if (groupable && group_q8_pays() && m.type == dtype::q8_0 && m.data != t.data && m.n_rows >= q8_group)
-        m.grouped = group_q8_rows(static_cast<uint8_t*>(const_cast<void*>(m.data)), m.n_rows, m.n_cols);
+    // a q8_0 or q4_0 matrix of the store's own (never the file's bytes) grouped by 4 rows where that reads faster (dtype.h)
+    if (groupable && group_rows_pays(m.type) && m.data != t.data && m.n_rows >= row_group)
+        m.grouped = group_rows(m.type, static_cast<uint8_t*>(const_cast<void*>(m.data)), m.n_rows, m.n_cols);
     return matrices_[key] = m;
 }
 
@@ -179,8 +179,8 @@ linear weight_store::lin(const std::vector<std::string>& w, const std::vector<st
 }
 
 linear rows_of(const linear& l, int64_t first, int64_t n) {
-    if (l.w.grouped && (first % q8_group != 0 || (n % q8_group != 0 && first + n != l.w.n_rows)))
-        throw error("internal: a part of a q8_0 matrix grouped by 4 rows that cuts a group");
+    if (l.w.grouped && (first % row_group != 0 || (n % row_group != 0 && first + n != l.w.n_rows)))
+        throw error("internal: a part of a matrix grouped by 4 rows that cuts a group");
     linear part{{l.w.type, n, l.w.n_cols, l.w.row(first)}, l.b ? l.b + first : nullptr};
     part.w.grouped = l.w.grouped;
     return part;
