@@ -162,6 +162,26 @@ int main(int argc, char** argv) {
         }
     }
     {
+        // all-MiniLM-L6-v2's shape (6 layers, 384 wide, 12 heads, 1536), a batch of 32 texts of 64 tokens: the encoder alone
+        wf::hparams mh = bh;
+        mh.n_embd = 384, mh.n_layer = 6, mh.n_ff = 1536;
+        const random_source src = bert_base(mh);
+        std::printf("\nall-MiniLM-L6-v2 shape, encoder over 32 texts of 64 tokens\n%-6s %10s %14s\n", "dtype", "ms", "sentences/s");
+        for (const char* dtype : {"f32", "q8_0"}) {
+            if (!want("minilm", dtype)) continue;
+            const auto model = build("bert", mh, src, dtype);
+            const wf::masked_lm& m = *model->as_masked_lm();
+            wf::arena scratch;
+            wf::token_batch batch;
+            batch.n_seq = 32, batch.n_tokens = 64;
+            for (int i = 0; i < 32 * 64; ++i) batch.ids.push_back(1000 + (i * 7919) % 20000);
+            batch.lengths.assign(32, 64);
+            std::vector<float> h(size_t(32 * 64 * mh.n_embd));
+            const double ms = best_ms([&] { m.encode(batch, h.data(), scratch); }, 3);
+            std::printf("%-6s %10.1f %14.1f\n", dtype, ms, 32 / (ms / 1e3));
+        }
+    }
+    {
         const random_source src = gpt2_small(gh);
         std::printf("\nGPT-2 small: prefill 128 tokens, then 64 decode steps (LM head on the last position only)\n");
         std::printf("%-6s %12s %12s\n", "dtype", "prefill ms", "decode tok/s");

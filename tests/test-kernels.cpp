@@ -588,6 +588,23 @@ TEST_CASE("q8_0 quantization rounds halves away from zero, as ggml's roundf", "[
             REQUIRE(int(b.q[1 + i]) == int(want[i]));
         }
     }
+    // and the floats next to every half, either sign: 0.5 − 2^-25 is where adding a plain 0.5 and truncating goes wrong
+    for (int k = 0; k < 127; ++k)
+        for (float sign : {1.0f, -1.0f}) {
+            std::vector<float> v(32, 0.0f);
+            v[0] = 127.0f;
+            float x = float(k) + 0.5f;
+            for (int i = 0; i < 15; ++i) x = std::nextafter(x, -1.0f);  // from 15 floats below the half to 15 above
+            for (int i = 1; i < 32; ++i, x = std::nextafter(x, 1e9f)) v[size_t(i)] = sign * x;
+            wf::block_q8_0 got, ref;
+            wf::quantize_q8_0(v.data(), 32, &got);
+            wf::ref::quantize_q8_0(v.data(), 32, &ref);
+            for (int i = 0; i < 32; ++i) {
+                INFO("x = " << v[size_t(i)]);
+                REQUIRE(int(got.q[i]) == int(std::lround(v[size_t(i)])));
+                REQUIRE(int(got.q[i]) == int(ref.q[i]));
+            }
+        }
 }
 
 TEST_CASE("q8_0 and 7-bit quantization: the SIMD kernels equal their scalar twins bit for bit", "[kernels][quants]") {

@@ -133,13 +133,14 @@ float quantize_block(const float* xb, int8_t* out) {
     for (float v : lanes) amax = std::fmax(amax, v);
     const float d = amax / float(Max);
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
-    // round half away from zero, as lround (ggml's roundf): the truncation, plus one toward the sign when the
-    // exact remainder is at least a half
+    // round half away from zero, as lround (ggml's roundf): |v| + (0.5 − 2^-25) truncated, the sign put back. Adding a
+    // plain 0.5 rounds 0.5 − 2^-25 up to 1; with 0.5 − 2^-25 the sum rounds to the right side of every integer:
+    // checked against lround for every float in [0, 128] (|v| ≤ Max·(1 + 2^-23) here), 4 operations fewer per vector
+    // than the truncation plus a compared remainder
     alignas(64) int32_t q[q8_block];
     for (int i = 0; i < q8_block; i += int(W)) {
-        const B v = B::load_unaligned(xb + i) * B(id);
-        const B t = xsimd::trunc(v), f = v - t;
-        const B r = t + xsimd::select(f >= B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f <= B(-0.5f), B(1.0f), B(0.0f));
+        const B v = B::load_unaligned(xb + i) * B(id), sign(-0.0f);
+        const B r = xsimd::trunc(xsimd::abs(v) + B(0.49999997f)) | (v & sign);
         // r is a whole number in [−Max, Max]: added to 1.5·2^23 it sits in the low mantissa bits, read as an
         // integer without a float → int conversion
         using I = xsimd::batch<int32_t>;
