@@ -344,16 +344,17 @@ struct t_iq4_nl {
 // Four rows of W at a time (the last group repeats its last row; only real rows are stored), M rows of x. Per
 // block: each row's Σ q_w·q_x in four int32 lanes (I8: the int8 form), the four rows reduced into one vector S, then
 //   acc += float(S − offset·Σq_x)·(d_w·d_x)   [+ m_w·(d_x·float(Σq_x))].
-// Row j's blocks are read as stored blocks (their codes at + 2, T::decode's offsets) from w[j], step bytes apart:
-// step = T::bytes for rows as stored, whose four scales per block are widened into sc beforehand; for grouped rows
-// (dtype.h: q4_0) w[j] points 2 bytes before row j's first codes, step = 4 rows' codes, and the scales are widened from
-// the group's f16 at hs + 8·b as the blocks are read (finite: shifted, multiplied by 2^112, the sign or-ed back). One
-// body for both layouts (a runtime step): a second copy of the kernels for grouped rows took the wasm to 406 KB gz, over
-// its budget (tests/js/pack.test.mjs).
+// Row j's blocks are read as stored blocks (their codes at + 2, T::decode's offsets) from w[j], step bytes apart, the
+// four rows' scales per block widened into sc beforehand: step = T::bytes for rows as stored; for grouped rows
+// (dtype.h: q4_0) w[j] points 2 bytes before row j's first codes and step = 4 rows' codes, and the group's scales are
+// one contiguous run of f16 (finite: shifted, multiplied by 2^112, the sign or-ed back). One body for both layouts (a
+// runtime step): a second copy of the kernels for grouped rows took the wasm to 406 KB gz, over its budget
+// (tests/js/pack.test.mjs). Widening the grouped scales beforehand rather than in the loop read 5.4–5.5 GB/s
+// cache-cold against 5.0 at Qwen2.5-0.5B's shapes (wf-bench-kernels blocks, two runs each).
 template <class T, int M, bool I8>
-inline void group4(const acts32& a, const uint8_t* const (&w)[4], int step, const float* sc, const uint8_t* hs, int nb,
-                   touch_ahead& ahead, V (&acc)[M]) {
+inline void group4(const acts32& a, const uint8_t* const (&w)[4], int step, const float* sc, int nb, touch_ahead& ahead, V (&acc)[M]) {
     const int K = nb * 32;
+    const uint8_t* p[4] = {w[0], w[1], w[2], w[3]};
     for (int m = 0; m < M; ++m) acc[m] = fset(0.0f);
     for (int b = 0; b < nb; ++b) {
         ahead.step(4 * T::bytes);
@@ -364,7 +365,8 @@ inline void group4(const acts32& a, const uint8_t* const (&w)[4], int step, cons
             WF_UNROLL
             for (int j = 0; j < 4; ++j) {
                 V lo, hi;
-                T::codes8(w[j] + b * step, lo, hi);
+                T::codes8(p[j], lo, hi);
+                p[j] += step;
                 for (int m = 0; m < M; ++m) s[m][j] = rdot(xv[m][1], hi, rdot(xv[m][0], lo, zero()));
             }
         } else {
@@ -374,16 +376,15 @@ inline void group4(const acts32& a, const uint8_t* const (&w)[4], int step, cons
             WF_UNROLL
             for (int j = 0; j < 4; ++j) {
                 V q[4];
-                T::decode(w[j] + b * step, q);
+                T::decode(p[j], q);
+                p[j] += step;
                 for (int m = 0; m < M; ++m) {
                     s[m][j] = add32(add32(madd(q[0], xv[m][0]), madd(q[1], xv[m][1])), add32(madd(q[2], xv[m][2]), madd(q[3], xv[m][3])));
                     if constexpr (M == 1) keep(s[m][j]);
                 }
             }
         }
-        V dw;
-        if constexpr (std::is_same_v<T, t_q4_0> && M == 1) dw = hs ? half4_signed(hs + 8 * b) : fld(sc + 8 * b);  // (hs: grouped)
-        else dw = fld(sc + 8 * b);
+        const V dw = fld(sc + 8 * b);
         for (int m = 0; m < M; ++m) {
             const float dx = a.d[m * nb + b];
             const int32_t sx = a.s[m * nb + b];
@@ -404,14 +405,14 @@ void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, 
     float* sc = grow(wd_buf, size_t(8 * nb));  // per block: the four rows' d, then their m
     for (int64_t n = n0; n < n1;) {
         const uint8_t* w[4];
-        const uint8_t* hs = nullptr;
         int64_t first = n, step = T::bytes, j0 = 0, j1 = std::min<int64_t>(4, n1 - n);
         if (reads_groups && n < grouped) {  // a whole group read front to back, its rows of the range kept (each lane's
                                             // operations are its row's alone)
             const int64_t c = T::bytes - 2;
             first = n / row_group * row_group, j0 = n - first, j1 = std::min<int64_t>(4, n1 - first), step = 4 * c;
-            hs = W.row(first);
+            const uint8_t* hs = W.row(first);  // the group's f16 scales, then its codes
             for (int j = 0; j < 4; ++j) w[j] = hs + 2 * row_group * nb + c * j - 2;
+            for (int64_t b = 0; b < nb; ++b) fst(sc + 8 * b, half4_signed(hs + 8 * b));
         } else {
             for (int j = 0; j < 4; ++j) w[j] = W.row(n + std::min<int64_t>(j, j1 - 1));
             for (int64_t b = 0; b < nb; ++b) {
@@ -421,7 +422,7 @@ void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, 
         }
         touch_ahead ahead(W, first + 4, n1);
         V acc[M];
-        group4<T, M, I8>(a, w, int(step), sc, hs, int(nb), ahead, acc);
+        group4<T, M, I8>(a, w, int(step), sc, int(nb), ahead, acc);
         for (int m = 0; m < M; ++m) {
             alignas(16) float out[4];
             fst(out, acc[m]);
