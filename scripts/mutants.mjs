@@ -45,8 +45,9 @@ export const mutants = [
   { name: 'repetition-penalty-one-sided', why: 'repetition penalty divides negative logits too (raising them)',
     file: 'src/tasks/sampling.cpp', from: 'l = l > 0 ? l / p_.repetition_penalty : l * p_.repetition_penalty;', to: 'l = l / p_.repetition_penalty;' },
   { name: 'q8-round-half-toward-zero', why: 'q8_0 quantization rounds halves toward zero (ggml rounds them away from zero)',
-    file: 'src/kernels/rowwise.cpp', from: 'xsimd::select(f >= B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f <= B(-0.5f), B(1.0f), B(0.0f))',
-    to: 'xsimd::select(f > B(0.5f), B(1.0f), B(0.0f)) - xsimd::select(f < B(-0.5f), B(1.0f), B(0.0f))' },
+    file: 'src/kernels/rowwise.cpp', from: 'xsimd::trunc(xsimd::abs(v) + B(0.49999997f))', to: 'xsimd::ceil(xsimd::abs(v) - B(0.5f))' },
+  { name: 'q8-round-plus-half', why: 'q8_0 quantization adds a plain 0.5 before truncating (0.5 − 2^-25 rounds up to 1)',
+    file: 'src/kernels/rowwise.cpp', from: 'xsimd::abs(v) + B(0.49999997f)', to: 'xsimd::abs(v) + B(0.5f)' },
   { name: 'q5k-int8-fifth-bit', why: 'the int8 decode GEMV moves Q5_K\'s fifth bit of the high nibbles one place too far',
     file: 'src/kernels/quants-gemv.cpp', from: 'shl16(h[i], 3 - 2 * c)', to: 'shl16(h[i], 4 - 2 * c)' },
   // the encoder families and pipelines (issue 15)
