@@ -142,11 +142,10 @@ const char* ggml_type_name(uint32_t t) { return t < std::size(kGgmlNames) && *kG
 WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) {
     if (t != dtype::q8_0 && t != dtype::q4_0) return false;
     const int64_t bb = traits(t).block_bytes, c = bb - 2, nb = n_cols / q8_block, rb = row_bytes(t, n_cols);
-    const uint16_t refuse = t == dtype::q8_0 ? 0x7c00 : 0xffff;  // q8_0: a negative scale (the sign bit) too
     for (int64_t i = 0; i < n_rows / row_group * row_group * nb; ++i) {
         uint16_t h;
         std::memcpy(&h, data + i * bb, 2);
-        if (h >= refuse || (h & 0x7fff) >= 0x7c00) return false;  // inf or NaN: not grouped
+        if ((h & 0x7fff) >= 0x7c00 || (t == dtype::q8_0 && (h & 0x8000))) return false;  // inf or NaN; of q8_0 a negative
     }
     std::vector<uint8_t> rows(size_t(row_group * rb));
     for (int64_t g = 0; g + row_group <= n_rows; g += row_group) {
@@ -182,21 +181,33 @@ WF_COLD const uint8_t* block_scale(const matrix_view& W, int64_t r, int64_t b) {
     return W.row(r) + traits(W.type).block_bytes * b;
 }
 
+namespace {
+// Row j of the group at `group` (nb blocks of C code bytes each) as stored blocks into buf; C a constant, so that the
+// copies are loads and stores rather than calls.
+template <int64_t C>
+void gather_row(const uint8_t* group, int64_t nb, int64_t j, uint8_t* buf) {
+    for (int64_t b = 0; b < nb; ++b) {
+        std::memcpy(buf + b * (C + 2), group + 2 * (row_group * b + j), 2);
+        std::memcpy(buf + b * (C + 2) + 2, group + 2 * row_group * nb + row_group * C * b + C * j, C);
+    }
+}
+}  // namespace
+
 const uint8_t* row_as_stored(const matrix_view& W, int64_t r, uint8_t* buf) {
     if (r >= grouped_rows(W)) return W.row(r);
-    const int64_t bb = traits(W.type).block_bytes, c = bb - 2, nb = W.n_cols / q8_block, j = r % row_group;
-    const uint8_t* group = W.row(r - j);
-    for (int64_t b = 0; b < nb; ++b) {
-        std::memcpy(buf + b * bb, group + 2 * (row_group * b + j), 2);
-        std::memcpy(buf + b * bb + 2, group + 2 * row_group * nb + row_group * c * b + c * j, size_t(c));
-    }
+    const int64_t nb = W.n_cols / q8_block, j = r % row_group;
+    if (W.type == dtype::q8_0) gather_row<q8_block>(W.row(r - j), nb, j, buf);
+    else gather_row<q8_block / 2>(W.row(r - j), nb, j, buf);  // q4_0
     return buf;
 }
 
-WF_COLD void dequantize_row(const matrix_view& W, int64_t r, float* out) {
+const uint8_t* row_as_stored(const matrix_view& W, int64_t r) {
+    if (r >= grouped_rows(W)) return W.row(r);
     thread_local std::vector<uint8_t> buf;
-    if (r < grouped_rows(W)) buf.resize(size_t(row_bytes(W.type, W.n_cols)));
-    traits(W.type).to_f32(row_as_stored(W, r, buf.data()), out, W.n_cols);
+    buf.resize(size_t(row_bytes(W.type, W.n_cols)));
+    return row_as_stored(W, r, buf.data());
 }
+
+WF_COLD void dequantize_row(const matrix_view& W, int64_t r, float* out) { traits(W.type).to_f32(row_as_stored(W, r), out, W.n_cols); }
 
 }  // namespace wf

@@ -98,8 +98,10 @@ inline int64_t grouped_rows(const matrix_view& W) { return W.grouped ? W.n_rows 
 const uint8_t* block_scale(const matrix_view& W, int64_t r, int64_t b);
 const uint8_t* block_codes(const matrix_view& W, int64_t r, int64_t b);
 inline const int8_t* q8_codes(const matrix_view& W, int64_t r, int64_t b) { return reinterpret_cast<const int8_t*>(block_codes(W, r, b)); }
-// Row r as stored: W.row(r), or a grouped row's bytes gathered into buf (row_bytes(W.type, W.n_cols) of them).
+// Row r as stored: W.row(r), or a grouped row's bytes gathered into buf (row_bytes(W.type, W.n_cols) of them), or
+// without buf into a per-thread buffer, valid until that thread's next such call.
 const uint8_t* row_as_stored(const matrix_view& W, int64_t r, uint8_t* buf);
+const uint8_t* row_as_stored(const matrix_view& W, int64_t r);
 // In place: n_rows rows of n_cols of type t (q8_0 or q4_0) at data → grouped (the whole groups; the rest stays), unless
 // a scale of those groups is inf or NaN, or of q8_0 negative (false: left as it was). Whether the engine's kernels read
 // the grouped layout faster in this build (wasm SIMD128).

@@ -758,15 +758,6 @@ void q45_0_column(const uint8_t* row, int64_t K, bool five, int64_t j, int8_t* p
     }
 }
 
-// Row r of a block-type matrix as stored; a grouped q4_0 row (dtype.h) gathered into a per-thread buffer, valid until
-// the next call. The panel packers below read one row at a time.
-const uint8_t* stored_row(const matrix_view& Wm, int64_t r) {
-    if (r >= grouped_rows(Wm)) return Wm.row(r);
-    thread_local std::vector<uint8_t> buf;
-    buf.resize(size_t(row_bytes(Wm.type, Wm.n_cols)));
-    return row_as_stored(Wm, r, buf.data());
-}
-
 }  // namespace
 
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
@@ -805,14 +796,14 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         const int64_t cols = std::min(q8_nr, n1 - n);
         if (to_codes16 || to_codes) {
             for (int64_t j = 0; j < cols; ++j) {
-                if (to_codes16) to_codes16(stored_row(Wm, n + j), cq.data() + j * K, cd.data() + j * ns, K);
-                else to_codes(stored_row(Wm, n + j), cq.data() + j * K, cd.data() + j * ns, cm.data() + j * ns, K);
+                if (to_codes16) to_codes16(row_as_stored(Wm, n + j), cq.data() + j * K, cd.data() + j * ns, K);
+                else to_codes(row_as_stored(Wm, n + j), cq.data() + j * K, cd.data() + j * ns, cm.data() + j * ns, K);
             }
             pack_codes_panel(cq.data(), cols, K, panel.data());
             panel_values(cd.data(), ns, cols, dw.data());
             if (to_codes) panel_values(cm.data(), ns, cols, mw.data());
         } else if (to_q8) {
-            for (int64_t j = 0; j < cols; ++j) to_q8(stored_row(Wm, n + j), reblocked.data() + j * q8_row, K);
+            for (int64_t j = 0; j < cols; ++j) to_q8(row_as_stored(Wm, n + j), reblocked.data() + j * q8_row, K);
             pack_q8_panel({dtype::q8_0, cols, K, reblocked.data()}, 0, cols, panel.data(), dw.data());
         } else {
             pack_q8_panel(Wm, n, cols, panel.data(), dw.data());
@@ -855,7 +846,7 @@ void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     for (int64_t n = n0; n < n1; n += q8_nr) {
         const int64_t cols = std::min(q8_nr, n1 - n);
         if (to_q8) {
-            for (int64_t j = 0; j < cols; ++j) to_q8(stored_row(Wm, n + j), reblocked.data() + j * q8_row, K);
+            for (int64_t j = 0; j < cols; ++j) to_q8(row_as_stored(Wm, n + j), reblocked.data() + j * q8_row, K);
             pack_q7_panel({dtype::q8_0, cols, K, reblocked.data()}, 0, cols, panel.data(), corr.data(), dw.data());
         } else {
             pack_q7_panel(Wm, n, cols, panel.data(), corr.data(), dw.data());
@@ -895,11 +886,11 @@ void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
                 continue;
             }
             if (q45_0) {
-                q45_0_column(stored_row(Wm, n + j), K, Wm.type == dtype::q5_0, j, panel.data(), cd.data() + j * ns);
+                q45_0_column(row_as_stored(Wm, n + j), K, Wm.type == dtype::q5_0, j, panel.data(), cd.data() + j * ns);
                 continue;
             }
-            if (to_codes16) to_codes16(stored_row(Wm, n + j), cq.data(), cd.data() + j * ns, K);
-            else to_codes(stored_row(Wm, n + j), cq.data(), cd.data() + j * ns, cm.data() + j * ns, K);
+            if (to_codes16) to_codes16(row_as_stored(Wm, n + j), cq.data(), cd.data() + j * ns, K);
+            else to_codes(row_as_stored(Wm, n + j), cq.data(), cd.data() + j * ns, cm.data() + j * ns, K);
             pack_u7_column(cq.data(), K, j, panel.data());
         }
         panel_values(cd.data(), ns, cols, dw.data());

@@ -179,9 +179,7 @@ void gemv_one_stream(const float* x, int64_t, int64_t, const matrix_view& Wm, co
 
 // Values [k0, k0 + kc) of row r of W as f32, SIMD-widened for f16/bf16; k0 and kc are whole blocks of W's type.
 void widen_segment(const matrix_view& Wm, int64_t r, int64_t k0, int64_t kc, float* out) {
-    thread_local std::vector<uint8_t> stored;  // a grouped row (dtype.h) as stored
-    if (Wm.grouped) stored.resize(size_t(row_bytes(Wm.type, Wm.n_cols)));
-    const uint8_t* row = row_as_stored(Wm, r, stored.data());
+    const uint8_t* row = row_as_stored(Wm, r);  // a grouped row (dtype.h) as stored
     auto run = [&](auto rows) {
         int64_t k = 0;
         for (; k + W <= kc; k += W) decltype(rows)::load(row, k0 + k).store_unaligned(out + k);

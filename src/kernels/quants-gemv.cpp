@@ -442,13 +442,7 @@ void gemv32_ungrouped(const acts32& a, const matrix_view& W, const float* bias, 
     uint8_t* rows = grow(buf, size_t(4 * nb) * sizeof(block_q4_0));
     for (int64_t n = n0; n < std::min(n1, grouped);) {
         const int64_t first = n / row_group * row_group, last = std::min(n1, first + 4);
-        const uint8_t* group = W.row(first);
-        for (int64_t b = 0; b < nb; ++b)
-            for (int j = 0; j < 4; ++j) {
-                uint8_t* blk = rows + (j * nb + b) * int64_t(sizeof(block_q4_0));
-                std::memcpy(blk, group + 8 * b + 2 * j, 2);
-                std::memcpy(blk + 2, group + 8 * nb + 64 * b + 16 * j, 16);
-            }
+        for (int j = 0; j < 4; ++j) row_as_stored(W, first + j, rows + j * nb * int64_t(sizeof(block_q4_0)));
         kernel(a, {dtype::q4_0, 4, W.n_cols, rows}, bias ? bias + first : nullptr, y + first, ldy, n - first, last - first);
         n = last;
     }

@@ -846,12 +846,11 @@ void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, co
     const bool k_quant = traits(W.type).block == qk_k;
     std::vector<block_q8_0> a0(size_t(k_quant ? 0 : K / 32));
     std::vector<block_q8_K> aK(size_t(k_quant ? K / qk_k : 0));
-    std::vector<uint8_t> stored(size_t(row_bytes(W.type, K)));  // a grouped row as stored (dtype.h)
     for (int64_t m = 0; m < M; ++m) {
         if (k_quant) quantize_q8_K(x + m * ldx, K, aK.data());
         else wf::ref::quantize_q8_0(x + m * ldx, K, a0.data());
         for (int64_t n = n_begin; n < n_end; ++n)
-            y[m * ldy + n] = dot_row(W.type, row_as_stored(W, n, stored.data()), a0.data(), aK.data(), K) + (bias ? bias[n] : 0.0f);
+            y[m * ldy + n] = dot_row(W.type, row_as_stored(W, n), a0.data(), aK.data(), K) + (bias ? bias[n] : 0.0f);
     }
 }
 

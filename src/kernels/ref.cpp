@@ -150,9 +150,8 @@ void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, con
     std::vector<float> xd(size_t(M * nb));
     for (int64_t m = 0; m < M; ++m) quantize_q7(x + m * ldx, K, xq.data() + m * K, xd.data() + m * nb);
     std::vector<block_q8_0> row(static_cast<size_t>(nb));
-    std::vector<uint8_t> stored(size_t(row_bytes(W.type, K)));
     for (int64_t n = n_begin; n < n_end; ++n) {
-        const uint8_t* r = row_as_stored(W, n, stored.data());
+        const uint8_t* r = row_as_stored(W, n);
         if (W.type == dtype::q8_0) std::memcpy(row.data(), r, size_t(row_bytes(W.type, K)));
         else traits(W.type).to_q8_0(r, reinterpret_cast<uint8_t*>(row.data()), K);
         for (int64_t m = 0; m < M; ++m) {
