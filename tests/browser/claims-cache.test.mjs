@@ -27,7 +27,10 @@ const GOLDEN_TOP5 = [0, 1].map((r) => {
 
 let browser, server, origin;
 const requests = [];
-const serving = { ranges: true };  // the server honours Range requests (206), or answers them with the whole file
+// the server honours Range requests (206), or answers them with the whole file; with stallAt set, a whole-file GET
+// stops after that many bytes until the client goes away (or 20 s pass), so that a load aborted past that point is
+// aborted before the file is whole, however fast the machine
+const serving = { ranges: true, stallAt: 0 };
 
 before(async () => {
   server = http.createServer((req, res) => {
@@ -45,7 +48,12 @@ before(async () => {
                                        'cache-control': 'no-store', etag: `"${size}-${Math.round(mtimeMs)}"`,
                                        ...(range && { 'content-range': `bytes ${from}-${size - 1}/${size}` }) });
     if (req.method === 'HEAD') return res.end();
-    createReadStream(file, { start: from }).pipe(res);
+    if (!serving.stallAt || from !== 0 || size <= serving.stallAt) return createReadStream(file, { start: from }).pipe(res);
+    const stallAt = serving.stallAt;
+    createReadStream(file, { end: stallAt - 1 }).on('end', () => {
+      const rest = setTimeout(() => createReadStream(file, { start: stallAt }).pipe(res), 20000);
+      res.on('close', () => clearTimeout(rest));
+    }).pipe(res, { end: false });
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   origin = `http://127.0.0.1:${server.address().port}`;
@@ -198,7 +206,9 @@ test('browser: a big file\'s download cut short goes on from its cached parts ne
     for (const ranges of [true, false]) {
       serving.ranges = ranges;
       requests.length = 0;
+      serving.stallAt = 21 << 20;  // the abort's message reaches the download before its end, on any machine
       assert.equal(await page.evaluate(load, { folder: BIG, text: TEXT, abortAt: 20 << 20 }), 'AbortError');
+      serving.stallAt = 0;
       let cached = await cacheKeys(page, (k) => k.includes(`${BIG}model.safetensors?wasmformer-part=0`));
       assert.ok(cached.includes(`${BIG}model.safetensors?wasmformer-part=0`), cached.join(', '));
       assert.ok(!cached.includes(`${BIG}model.safetensors`) && !cached.includes(`${BIG}model.safetensors?wasmformer-part=1`), cached.join(', '));
