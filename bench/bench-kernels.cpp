@@ -230,6 +230,67 @@ void bench_block_prefill(double peak) {
 
 }  // namespace
 
+// Attention: BERT-base's encoder shape (12 heads × 64, 128 tokens: the blocked tiles), and one decode step's
+// queries against KV caches as decoders keep them (rows of all heads, capacity 256, keys 0 … n_kv − 1): GPT-2
+// small's (12 heads × 64) and Qwen2.5-0.5B's (14 query heads on 2 K/V heads), the caches of all layers in turn, as a
+// token's step reads them — from memory, the weights' stream having pushed them out of cache (each call takes the
+// next of enough copies to fill 128 MB); GB/s of K and V.
+static void bench_attention(double peak, double bw) {
+    std::mt19937 rng(7);
+    auto fill = [&](std::vector<float>& a) {
+        for (auto& f : a) f = std::uniform_real_distribution<float>(-1, 1)(rng);
+    };
+    {
+        const int64_t T = 128, H = 12, D = 64, E = H * D;
+        std::vector<float> q(size_t(T * E)), k(size_t(T * E)), v(size_t(T * E)), o(size_t(T * E));
+        for (auto* a : {&q, &k, &v}) fill(*a);
+        wf::attention_args a{q.data(), E, k.data(), E, v.data(), E, o.data(), E, T, T, int(H), int(D), 0.125f};
+        const double s = time_call([&] { wf::attention(a); });
+        const double flops = 4.0 * double(H * T * T * D);
+        std::printf("\nattention 128 tokens, 12 heads x 64: %.3f ms, %.1f GFLOP/s (%.0f%% of ceiling)\n", s * 1e3,
+                    flops / s / 1e9, 100 * flops / s / 1e9 / peak);
+    }
+    std::printf("\ndecode attention (1 query), all layers' caches in turn: us a token, GB/s of K and V read (%% of bandwidth)\n");
+    std::printf("%-26s %6s %10s %8s %6s\n", "shape", "keys", "us", "GB/s", "% bw");
+    struct shape { const char* name; int64_t layers, heads, kv_heads, D; };
+    for (const shape sh : {shape{"GPT-2 small 12 x 12h x 64", 12, 12, 12, 64}, shape{"Qwen2.5-0.5B 24 x 14/2h x 64", 24, 14, 2, 64}}) {
+        const int64_t cap = 256, Eq = sh.heads * sh.D, Ekv = sh.kv_heads * sh.D;
+        const int64_t copies = (int64_t(128) << 20) / (2 * sh.layers * cap * Ekv * 4) + 1, caches = copies * sh.layers;
+        std::vector<std::vector<float>> k(static_cast<size_t>(caches), std::vector<float>(static_cast<size_t>(cap * Ekv)));
+        auto v = k;
+        for (auto& c : k) fill(c);
+        for (auto& c : v) fill(c);
+        std::vector<float> q(static_cast<size_t>(Eq)), o(static_cast<size_t>(Eq));
+        fill(q);
+        for (const int64_t n_kv : {int64_t(32), int64_t(160), int64_t(256)}) {
+            int64_t next = 0;
+            const double s = time_call([&] {
+                next = (next + 1) % copies;
+                for (int64_t l = next * sh.layers; l < (next + 1) * sh.layers; ++l) {
+                    wf::attention_args a{q.data(), Eq, k[size_t(l)].data(), Ekv, v[size_t(l)].data(), Ekv, o.data(), Eq, 1, n_kv,
+                                         int(sh.heads), int(sh.D), 0.125f, true, n_kv - 1};
+                    a.n_head_kv = int(sh.kv_heads);
+                    wf::attention(a);
+                }
+            });
+            const double bytes = 2.0 * double(sh.layers * n_kv * Ekv) * 4;
+            std::printf("%-26s %6lld %10.1f %8.2f %5.0f%%\n", sh.name, (long long)n_kv, s * 1e6, bytes / s / 1e9, 100 * bytes / s / 1e9 / bw);
+            if (sh.kv_heads == sh.heads) {
+                const double s2 = time_call([&] {
+                    next = (next + 1) % copies;
+                    for (int64_t l = next * sh.layers; l < (next + 1) * sh.layers; ++l)
+                        for (int64_t h = 0; h < sh.heads; ++h) {
+                            wf::attention_args a{q.data() + h * sh.D, Eq, k[size_t(l)].data() + h * cap * sh.D, sh.D, v[size_t(l)].data() + h * cap * sh.D, sh.D, o.data() + h * sh.D, Eq, 1, n_kv,
+                                                 1, int(sh.D), 0.125f, true, n_kv - 1};
+                            wf::attention(a);
+                        }
+                });
+                std::printf("%-26s %6lld %10.1f %8.2f %5.0f%%\n", "  head-major", (long long)n_kv, s2 * 1e6, bytes / s2 / 1e9, 100 * bytes / s2 / 1e9 / bw);
+            }
+        }
+    }
+}
+
 int main(int argc, char** argv) {
     const bool blocks_only = argc > 1 && std::strcmp(argv[1], "blocks") == 0;
 #ifdef __EMSCRIPTEN__
@@ -241,6 +302,10 @@ int main(int argc, char** argv) {
     const double peak = simd_ceiling_gflops();
     const double bw = bandwidth_gbs();
     std::printf("machine: SIMD mul-add ceiling %.1f GFLOP/s, memory read bandwidth %.1f GB/s\n\n", peak, bw);
+    if (argc > 1 && std::strcmp(argv[1], "attention") == 0) {
+        bench_attention(peak, bw);
+        return 0;
+    }
     if (blocks_only) {
         bench_block_types(bw);
         bench_block_prefill(peak);
@@ -280,15 +345,6 @@ int main(int argc, char** argv) {
     }
     bench_block_types(bw);
     bench_block_prefill(peak);
-    // attention, BERT-base shape: 12 heads × 64, 128 tokens, padding mask
-    const int64_t T = 128, H = 12, D = 64, E = H * D;
-    std::vector<float> q(size_t(T * E)), k(size_t(T * E)), v(size_t(T * E)), o(size_t(T * E));
-    for (auto* a : {&q, &k, &v})
-        for (auto& f : *a) f = std::uniform_real_distribution<float>(-1, 1)(rng);
-    wf::attention_args a{q.data(), E, k.data(), E, v.data(), E, o.data(), E, T, T, int(H), int(D), 0.125f};
-    const double s = time_call([&] { wf::attention(a); });
-    const double flops = 4.0 * double(H * T * T * D);
-    std::printf("\nattention 128 tokens, 12 heads x 64: %.3f ms, %.1f GFLOP/s (%.0f%% of ceiling)\n", s * 1e3,
-                flops / s / 1e9, 100 * flops / s / 1e9 / peak);
+    bench_attention(peak, bw);
     return 0;
 }
