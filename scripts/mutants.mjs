@@ -50,6 +50,8 @@ export const mutants = [
     file: 'src/kernels/rowwise.cpp', from: 'xsimd::abs(v) + B(0.49999997f)', to: 'xsimd::abs(v) + B(0.5f)' },
   { name: 'q5k-int8-fifth-bit', why: 'the int8 decode GEMV moves Q5_K\'s fifth bit of the high nibbles one place too far',
     file: 'src/kernels/quants-gemv.cpp', from: 'shl16(h[i], 3 - 2 * c)', to: 'shl16(h[i], 4 - 2 * c)' },
+  { name: 'decode-attention-block-end', why: 'the decode attention\'s P·V blocks stop one key short (the last key of each block of 8 dropped)',
+    file: 'src/kernels/attention.cpp', from: 'const int64_t j1 = std::min(last + 1, j0 + KB);', to: 'const int64_t j1 = std::min(last, j0 + KB);' },
   // the encoder families and pipelines (issue 15)
   { name: 'roberta-positions-from-zero', why: 'RoBERTa\'s positions counted from 0 instead of padding_idx + 1',
     file: 'src/models/roberta.cpp', from: '    hp.position_offset = hp.pad_token_id + 1;', to: '    hp.position_offset = 0;' },

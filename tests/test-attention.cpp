@@ -113,6 +113,11 @@ TEST_CASE("attention matches a naive reference with padding and causal masks", "
     check(4, 16, 9, 9, true, false, seed++, 2, -1, 1.5f);  // Gemma 2's soft-capped scores (a small cap: it matters)
     check(4, 8, 13, 13, false, true, seed++, 0, -1, 0.0f, true);  // T5's position bias on the scores, padded
     check(4, 8, 1, 17, true, false, seed++, 0, -1, 0.0f, true);   // … a causal decode step
+    // decode steps at head widths where whole passes of the output's vectors, single vectors and single columns all
+    // occur, with more keys than one block of the P·V pass, padded, grouped, 2 queries
+    check(12, 64, 1, 45, true, true, seed++);           // GPT-2 small's heads
+    check(4, 40, 2, 37, true, false, seed++, 2);        // 2 queries, 2 query heads per K/V head
+    check(3, 70, 1, 23, false, true, seed++, 0, -1, 0.0f, true);  // d = 70: 2 columns past the last vector
 }
 
 TEST_CASE("a causal query never attends to later keys", "[attention]") {
