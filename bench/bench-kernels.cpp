@@ -228,14 +228,12 @@ void bench_block_prefill(double peak) {
     }
 }
 
-}  // namespace
-
 // Attention: BERT-base's encoder shape (12 heads × 64, 128 tokens: the blocked tiles), and one decode step's
 // queries against KV caches as decoders keep them (rows of all heads, capacity 256, keys 0 … n_kv − 1): GPT-2
 // small's (12 heads × 64) and Qwen2.5-0.5B's (14 query heads on 2 K/V heads), the caches of all layers in turn, as a
 // token's step reads them — from memory, the weights' stream having pushed them out of cache (each call takes the
 // next of enough copies to fill 128 MB); GB/s of K and V.
-static void bench_attention(double peak, double bw) {
+void bench_attention(double peak, double bw) {
     std::mt19937 rng(7);
     auto fill = [&](std::vector<float>& a) {
         for (auto& f : a) f = std::uniform_real_distribution<float>(-1, 1)(rng);
@@ -290,6 +288,8 @@ static void bench_attention(double peak, double bw) {
         }
     }
 }
+
+}  // namespace
 
 int main(int argc, char** argv) {
     const bool blocks_only = argc > 1 && std::strcmp(argv[1], "blocks") == 0;

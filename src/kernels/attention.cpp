@@ -46,9 +46,8 @@ float finish_score(const attention_args& a, int h, int64_t i, int64_t j, float d
     return s;
 }
 
-template <float (*Dot)(const float*, const float*, int64_t), void (*Softmax)(float*, int64_t),
-          void (*Axpy)(float, const float*, float*, int64_t)>
-void attention_impl(const attention_args& a) {
+// The scalar twin (ref::attention).
+void attention_twin(const attention_args& a) {
     const int h1 = a.head_end < 0 ? a.n_head : a.head_end;
     const int64_t D = a.head_dim;
     const int group = a.n_head_kv > 0 ? a.n_head / a.n_head_kv : 1;  // query heads per K/V head
@@ -61,12 +60,12 @@ void attention_impl(const attention_args& a) {
             int64_t first, last;
             key_range(a, i, first, last);
             for (int64_t j = 0; j < a.n_kv; ++j)
-                scores[j] = visible(a, j, first, last) ? finish_score(a, h, i, j, Dot(qi, a.k + j * a.ld_k + kv, D)) : -INFINITY;
-            Softmax(scores, a.n_kv);
+                scores[j] = visible(a, j, first, last) ? finish_score(a, h, i, j, ref::dot(qi, a.k + j * a.ld_k + kv, D)) : -INFINITY;
+            ref::softmax(scores, a.n_kv);
             float* oi = a.out + i * a.ld_out + h * D;
             std::memset(oi, 0, size_t(D) * sizeof(float));
             for (int64_t j = first; j <= last; ++j)
-                if (scores[j] != 0.0f) Axpy(scores[j], a.v + j * a.ld_v + kv, oi, D);
+                if (scores[j] != 0.0f) ref::axpy(scores[j], a.v + j * a.ld_v + kv, oi, D);
             if (a.probs) std::memcpy(a.probs + (h * a.n_q + i) * a.n_kv, scores, size_t(a.n_kv) * sizeof(float));
         }
     }
@@ -245,7 +244,7 @@ void attention(const attention_args& a) {
 }
 
 namespace ref {
-void attention(const attention_args& a) { attention_impl<dot, softmax, axpy>(a); }
+void attention(const attention_args& a) { attention_twin(a); }
 }  // namespace ref
 
 }  // namespace wf
