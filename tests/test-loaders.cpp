@@ -145,7 +145,8 @@ TEST_CASE("safetensors: NaN and infinite weights load; inference does not crash,
     // names the problem; the engine goes on with a clean model
     auto poisoned = [](const char* fixture, const std::string& tensor, float value) {
         auto files = wft::read_dir(wft::data_path(fixture));
-        std::vector<uint8_t> bytes = *files->get("model.safetensors");
+        const wf::file_bytes& file = *files->get("model.safetensors");
+        std::vector<uint8_t> bytes(file.begin(), file.end());
         const auto f = wf::parse_safetensors(bytes.data(), int64_t(bytes.size()), "model.safetensors");
         const wf::st_tensor* t = f.find(tensor);
         REQUIRE(t);

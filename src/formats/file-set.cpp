@@ -1,5 +1,6 @@
 #include "formats/file-set.h"
 
+#include <cstring>
 #include <new>
 
 #include "core/error.h"
@@ -8,9 +9,9 @@ namespace wf {
 
 uint8_t* file_set::allocate(const std::string& name, int64_t size) {
     if (size < 0 || uint64_t(size) > uint64_t(SIZE_MAX / 2)) throw error(name + ": size " + std::to_string(size) + " is too large for this build");
-    auto buf = std::make_unique<std::vector<uint8_t>>();
+    std::unique_ptr<file_bytes> buf;
     try {
-        buf->resize(size_t(size));
+        buf = std::make_unique<file_bytes>(size_t(size));
     } catch (const std::bad_alloc&) {
         throw error("out of memory: could not allocate " + std::to_string(size) + " bytes for " + name);
     }
@@ -19,9 +20,13 @@ uint8_t* file_set::allocate(const std::string& name, int64_t size) {
     return p;
 }
 
-void file_set::add(const std::string& name, std::vector<uint8_t> bytes) { files_[name] = std::make_unique<std::vector<uint8_t>>(std::move(bytes)); }
+void file_set::add(const std::string& name, std::span<const uint8_t> bytes) {
+    auto buf = std::make_unique<file_bytes>(bytes.size());
+    if (!bytes.empty()) std::memcpy(buf->data(), bytes.data(), bytes.size());
+    files_[name] = std::move(buf);
+}
 
-const std::vector<uint8_t>* file_set::get(const std::string& name) const {
+const file_bytes* file_set::get(const std::string& name) const {
     auto it = files_.find(name);
     return it == files_.end() ? nullptr : it->second.get();
 }
