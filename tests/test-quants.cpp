@@ -539,6 +539,46 @@ TEST_CASE("dtype conversion at load: every block type by ggml's quantizer, the v
     }
 }
 
+TEST_CASE("Transposed weights (GPT-2's Conv1D) load as their transpose: f32, f16 widened, q8_0, odd sizes", "[quants][nn]") {
+    // result rows × cols: 37 × 45 from f32 and from f16 (45 stored rows: two bands of 16 and a tail of 13), 37 × 96 to
+    // q8_0 (whole blocks); the reference transposes element by element
+    struct source : wft::memory_source {
+        std::vector<float> a, c;
+        std::vector<uint16_t> b;
+    } src;
+    src.a = wft::random_floats(size_t(45 * 37), 5, -2.0f, 2.0f);
+    src.c = wft::random_floats(size_t(96 * 37), 6, -2.0f, 2.0f);
+    for (float v : src.a) src.b.push_back(wf::f32_to_f16(v));
+    src.ts.push_back({"a", "m.safetensors", dtype::f32, {45, 37}, reinterpret_cast<const uint8_t*>(src.a.data()), int64_t(src.a.size() * 4)});
+    src.ts.push_back({"b", "m.safetensors", dtype::f16, {45, 37}, reinterpret_cast<const uint8_t*>(src.b.data()), int64_t(src.b.size() * 2)});
+    src.ts.push_back({"c", "m.safetensors", dtype::f32, {96, 37}, reinterpret_cast<const uint8_t*>(src.c.data()), int64_t(src.c.size() * 4)});
+    auto transposed = [](const std::vector<float>& v, int64_t rows, int64_t cols) {  // stored cols × rows → rows × cols
+        std::vector<float> t(size_t(rows * cols));
+        for (int64_t r = 0; r < rows; ++r)
+            for (int64_t c = 0; c < cols; ++c) t[size_t(r * cols + c)] = v[size_t(c * rows + r)];
+        return t;
+    };
+    wf::weight_store f32(src, wf::storage_plan::convert_all(dtype::f32));
+    for (const char* name : {"a", "b"}) {
+        INFO(name);
+        const wf::matrix_view m = f32.matrix(src.ts[name[0] == 'a' ? 0 : 1], 37, 45, true);
+        REQUIRE(m.type == dtype::f32);
+        std::vector<float> stored_f32(src.a.size());
+        for (size_t i = 0; i < stored_f32.size(); ++i) stored_f32[i] = name[0] == 'a' ? src.a[i] : wf::f16_to_f32(src.b[i]);
+        const std::vector<float> want = transposed(stored_f32, 37, 45);
+        for (int64_t r = 0; r < 37; ++r) REQUIRE(std::memcmp(m.row(r), want.data() + r * 45, 45 * 4) == 0);
+    }
+    wf::weight_store q8(src, wf::storage_plan::convert_all(dtype::q8_0));
+    const wf::matrix_view m = q8.matrix(src.ts[2], 37, 96, true, true, false);
+    REQUIRE(m.type == dtype::q8_0);
+    const std::vector<float> want = transposed(src.c, 37, 96);
+    std::vector<uint8_t> q(size_t(wf::row_bytes(dtype::q8_0, 96)));
+    for (int64_t r = 0; r < 37; ++r) {
+        wf::traits(dtype::q8_0).from_f32(want.data() + r * 96, q.data(), 96);
+        REQUIRE(std::memcmp(q.data(), m.row(r), q.size()) == 0);
+    }
+}
+
 TEST_CASE("A K-quant GGUF tensor whose rows are not whole super-blocks is refused, naming it", "[quants][gguf]") {
     wft::gguf_builder b;
     b.str("general.architecture", "gpt2");
