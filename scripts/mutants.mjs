@@ -61,6 +61,8 @@ export const mutants = [
     file: 'src/tasks/encoder-tasks.cpp', from: 'const bool prefixed = !tok.is_byte_level();', to: 'const bool prefixed = false;' },
   { name: 'pair-extra-token-to-first', why: 'pairs cut to the positions give the odd token to the first text, not the longer',
     file: 'src/tasks/encoder-tasks.cpp', from: 'nx = swap ? n2 : n1, ny = swap ? n1 : n2;', to: 'nx = std::max(n1, n2), ny = std::min(n1, n2);' },
+  { name: 'last-layer-rows-cross-sequences', why: 'the last layer at the rows a task reads gives a sequence\'s queries the next sequence\'s first row too',
+    file: 'src/models/bert.cpp', from: 'in.out_rows[size_t(r1)] < (b + 1) * T', to: 'in.out_rows[size_t(r1)] <= (b + 1) * T' },
 ];
 
 function restoreSaved(interrupted = false) {

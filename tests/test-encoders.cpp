@@ -128,6 +128,58 @@ TEST_CASE("BERT-family encoders match the reference: ids, every layer, every hea
     }
 }
 
+TEST_CASE("the last layer at the rows a task reads (batch.out_rows): those rows as the reference's, on a padded batch", "[encoders]") {
+    for (const char* name : kFixtures) {
+        INFO("fixture " << name);
+        const wf::pipeline_model& pm = wft::fixture_model(name);
+        const wft::golden g(wft::data_path(std::string("fixtures/") + name + "/golden.safetensors"));
+        const auto ids = g.i32("input_ids"), lengths = g.i32("lengths");
+        const int64_t B = int64_t(lengths.size()), T = int64_t(ids.size()) / B, E = pm.hp().n_embd;
+        wf::token_batch batch;
+        batch.n_seq = B, batch.n_tokens = T;
+        batch.ids = ids;
+        if (g.file.find("token_type_ids")) batch.types = g.i32("token_type_ids");
+        // each sequence's first token, and where it has them its middle and last (a classifier's rows, fill-mask's)
+        for (int64_t b = 0; b < B; ++b) {
+            const int64_t n = lengths[size_t(b)];
+            batch.lengths.push_back(n);
+            for (int64_t t : {int64_t(0), n / 2, n - 1})
+                if (batch.out_rows.empty() || b * T + t > batch.out_rows.back()) batch.out_rows.push_back(b * T + t);
+        }
+        const wf::encoder& enc = *pm.m().as_encoder();
+        std::vector<float> h(size_t(B * T * E), NAN);
+        wf::arena scratch;
+        enc.encode(batch, h.data(), scratch);
+        const auto last = g.f32("last_hidden");
+        for (int64_t r : batch.out_rows) {
+            INFO("row " << r);
+            REQUIRE(wft::max_abs_diff(h.data() + r * E, last.data() + r * E, size_t(E)) < kF32);
+        }
+        // BERT's forward pass runs its last layer at those rows only: the first sequence's other rows keep the
+        // states of the layer before (the reference's hidden.<L−1>)
+        if (std::string(name).rfind("modernbert", 0) != 0) {
+            const auto before = g.f32("hidden." + std::to_string(pm.hp().n_layer - 1));
+            int64_t others = 0;
+            for (int64_t t = 0; t < lengths[0]; ++t)
+                if (std::find(batch.out_rows.begin(), batch.out_rows.end(), t) == batch.out_rows.end()) {
+                    INFO("row " << t);
+                    REQUIRE(wft::max_abs_diff(h.data() + t * E, before.data() + t * E, size_t(E)) < kF32);
+                    ++others;
+                }
+            REQUIRE(others > 0);
+        }
+        // rows out of order or past the batch are named; the model stays usable
+        wf::token_batch bad = batch;
+        std::swap(bad.out_rows[0], bad.out_rows[1]);
+        REQUIRE_THROWS_WITH(enc.encode(bad, h.data(), scratch), Catch::Contains("output row"));
+        bad.out_rows = {B * T};
+        REQUIRE_THROWS_WITH(enc.encode(bad, h.data(), scratch), Catch::Contains("output row"));
+        batch.out_rows.clear();
+        enc.encode(batch, h.data(), scratch);
+        for (int64_t b = 0; b < B; ++b) REQUIRE(wft::max_abs_diff(h.data() + b * T * E, last.data() + b * T * E, size_t(lengths[size_t(b)] * E)) < kF32);
+    }
+}
+
 TEST_CASE("encoder pipelines give the reference pipelines' outputs (Hugging Face's post-processing)", "[encoders][pipelines]") {
     auto near = [](double a, double b) { return std::fabs(a - b) < 1e-5; };
     int cases = 0;

@@ -2,6 +2,7 @@
 // families that share its forward pass under other names (models/bert.h: DistilBERT, RoBERTa, ELECTRA, ALBERT):
 //   x = LayerNorm(word[ids] + position[offset + 0..T) + token_type[types])   (ELECTRA, ALBERT: then a projection)
 //   per layer (post-LN):  x = LayerNorm(x + Attention(x));  x = LayerNorm(x + W_down·act(W_up·x))
+//     (the last layer at the rows a task reads only — batch.out_rows — with keys and values from every token)
 //   heads, at the rows a task asks for only:
 //     masked LM   logits = LayerNorm(act(W·h)) · word_embᵀ + bias
 //     sequence    logits = W_out·act(W·h[first token]) + b     (BERT: the pooler, tanh; RoBERTa: tanh; …)
@@ -151,28 +152,46 @@ public:
         if (Et != E) apply(projection_, e, N, x);
         if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
 
+        // The last layer runs at the rows the caller reads (batch.out_rows) when it names some and no trace wants the
+        // layer whole: every token's keys and values, the rest (queries, attention, feed-forward) at Nq rows only.
+        const int64_t last = hp_.n_layer - 1, Nq_last = int64_t(in.out_rows.size());
+        const bool narrow = Nq_last > 0 && Nq_last < N && !(trace && (trace->want_hidden || trace->wants_attention(int(last))));
+        float* xs = narrow ? scratch.alloc<float>(Nq_last * E) : nullptr;  // those rows' states
         for (int64_t l = 0; l < hp_.n_layer; ++l) {
             check_cancel(cancel);
             const layer& L = layers_[size_t(l)];
-            // self-attention, each sequence over its own tokens
-            apply(L.query, x, N, q);
+            const bool rows = narrow && l == last;
+            const int64_t Nq = rows ? Nq_last : N;
+            float* xq = rows ? xs : x;  // the query rows' states, updated in place
+            if (rows)
+                for (int64_t i = 0; i < Nq; ++i) std::copy_n(x + in.out_rows[size_t(i)] * E, E, xs + i * E);
+            // self-attention, each sequence's queries over its own tokens
+            apply(L.query, xq, Nq, q);
             apply(L.key, x, N, k);
             apply(L.value, x, N, v);
-            for (int64_t b = 0; b < B; ++b) {
-                attention_args at{q + b * T * E, E, k + b * T * E, E, v + b * T * E, E, a + b * T * E, E, T, T, int(H), int(D),
+            for (int64_t b = 0, r0 = 0; b < B; ++b) {
+                int64_t r1 = r0 + T;  // this sequence's query rows [r0, r1) of q
+                if (rows) {
+                    r1 = r0;
+                    while (r1 < Nq && in.out_rows[size_t(r1)] < (b + 1) * T) ++r1;
+                }
+                attention_args at{q + r0 * E, E, k + b * T * E, E, v + b * T * E, E, a + r0 * E, E, r1 - r0, T, int(H), int(D),
                                   1.0f / std::sqrt(float(D))};
                 at.key_valid = padded ? valid + b * T : nullptr;
-                attend(at, b == 0 ? trace : nullptr, int(l));
+                if (r1 > r0) attend(at, b == 0 ? trace : nullptr, int(l));
+                r0 = r1;
             }
-            apply(L.attn_out, a, N, tmp);
-            add(tmp, x, N * E);
-            apply(L.attn_norm, hp_.eps, tmp, N, E, x);
+            apply(L.attn_out, a, Nq, tmp);
+            add(tmp, xq, Nq * E);
+            apply(L.attn_norm, hp_.eps, tmp, Nq, E, xq);
             // feed-forward
-            apply(L.ff_up, x, N, ff);
-            activate(hp_.act, ff, N * F);
-            apply(L.ff_down, ff, N, tmp);
-            add(tmp, x, N * E);
-            apply(L.ff_norm, hp_.eps, tmp, N, E, x);
+            apply(L.ff_up, xq, Nq, ff);
+            activate(hp_.act, ff, Nq * F);
+            apply(L.ff_down, ff, Nq, tmp);
+            add(tmp, xq, Nq * E);
+            apply(L.ff_norm, hp_.eps, tmp, Nq, E, xq);
+            if (rows)
+                for (int64_t i = 0; i < Nq; ++i) std::copy_n(xs + i * E, E, x + in.out_rows[size_t(i)] * E);
             if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
         }
     }
@@ -197,6 +216,7 @@ private:
             throw error(f + ": batch arrays do not match its shape");
         for (int64_t n : in.lengths)
             if (n < 1 || n > T) throw error(f + ": sequence length " + std::to_string(n) + " is outside [1, " + std::to_string(T) + "]");
+        in.check_out_rows(f);
         const int64_t n_types = type_emb_.data ? hp_.n_type_vocab : 1;
         for (size_t i = 0; i < in.ids.size(); ++i) {
             if (in.ids[i] < 0 || in.ids[i] >= hp_.n_vocab) throw error(f + ": token id " + std::to_string(in.ids[i]) + " is out of range");

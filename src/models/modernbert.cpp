@@ -189,6 +189,7 @@ private:
             throw error("modernbert: batch arrays do not match its shape");
         for (int64_t n : in.lengths)
             if (n < 1 || n > T) throw error("modernbert: sequence length " + std::to_string(n) + " is outside [1, " + std::to_string(T) + "]");
+        in.check_out_rows("modernbert");  // checked, though its last layer runs at every row
         for (int32_t id : in.ids)
             if (id < 0 || id >= hp_.n_vocab) throw error("modernbert: token id " + std::to_string(id) + " is out of range");
     }

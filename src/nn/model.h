@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,12 @@ struct token_batch {
     std::vector<int32_t> ids;         // (B, T); padding positions hold any valid id
     std::vector<int32_t> types;       // (B, T) token types, or empty for all 0
     std::vector<int64_t> lengths;     // (B)
+    // The rows (b·T + t, ascending) whose last states the caller reads — a classifier's first tokens, fill-mask's
+    // masks — or empty for all. A model may then run its last layer at these rows only (keys and values still from
+    // every token); the other rows of `hidden` are left unspecified.
+    std::vector<int64_t> out_rows;
+    // Throws, naming `who` (the family) and the row, unless out_rows ascend and lie within the batch.
+    void check_out_rows(const std::string& who) const;
     static token_batch one(std::vector<int32_t> ids, std::vector<int32_t> types = {}) {
         token_batch b;
         b.n_seq = 1;
@@ -54,8 +61,8 @@ struct token_batch {
 class encoder {
 public:
     virtual ~encoder() = default;
-    // hidden (B·T, E): the last layer's states for every position; padding positions attend to nothing real and
-    // their rows are meaningless. Errors name the bad token id or length.
+    // hidden (B·T, E): the last layer's states for every position (for batch.out_rows at least); padding positions
+    // attend to nothing real and their rows are meaningless. Errors name the bad token id, length or row.
     virtual void encode(const token_batch& batch, float* hidden, arena& scratch, forward_trace* trace = nullptr,
                         const cancel_fn* cancel = nullptr) const = 0;
 };

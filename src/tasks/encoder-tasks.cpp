@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <numeric>
 
 #include "core/unicode.h"
@@ -18,11 +19,13 @@ namespace {
 
 // ------------------------------------------------------------------------------------------------ batching
 // Inputs sorted by length and run in padded batches of at most kMaxBatch sequences and kMaxBatchTokens positions;
-// `each(i, rows)` sees input i's last hidden states (its length × E), in input order of completion.
+// `each(i, rows)` sees input i's last hidden states (its length × E), in input order of completion — with
+// first_only, only the first row holds them (the last layer runs at each sequence's first token only).
 constexpr int64_t kMaxBatch = 32, kMaxBatchTokens = 8192;
 
-template <class Each>
-void run_encoder(const pipeline_model& pm, const encoder& enc, const std::vector<model_input>& inputs, const cancel_fn* cancel, Each each) {
+// (Not a template on `each`: one copy of the batching and its stable sort, where each caller's lambda made its own.)
+void run_encoder(const pipeline_model& pm, const encoder& enc, const std::vector<model_input>& inputs, bool first_only, const cancel_fn* cancel,
+                 const std::function<void(size_t, const float*)>& each) {
     const int64_t E = pm.hp().n_embd;
     const bool types = pm.hp().n_type_vocab >= 2;  // RoBERTa's single type and DistilBERT's none take no type ids
     const int32_t pad = std::max(pm.tok->special().pad, 0);
@@ -50,6 +53,7 @@ void run_encoder(const pipeline_model& pm, const encoder& enc, const std::vector
                 batch.types.insert(batch.types.end(), in.types.begin(), in.types.end());
                 batch.types.insert(batch.types.end(), size_t(T) - in.ids.size(), 0);
             }
+            if (first_only) batch.out_rows.push_back(int64_t(k - first) * T);
         }
         hidden.resize(size_t(B * T * E));
         enc.encode(batch, hidden.data(), scratch, nullptr, cancel);
@@ -140,7 +144,7 @@ tensor_out feature_extraction(const pipeline_model& pm, const std::vector<std::s
     tensor_out out;
     out.dims = mode == pooling::none ? std::vector<int64_t>{B, T, E} : std::vector<int64_t>{B, E};
     out.data.assign(size_t(mode == pooling::none ? B * T * E : B * E), 0.0f);
-    run_encoder(pm, enc, in, cancel, [&](size_t i, const float* h) {
+    run_encoder(pm, enc, in, mode == pooling::cls, cancel, [&](size_t i, const float* h) {
         const int64_t n = int64_t(in[i].ids.size());
         if (mode == pooling::none) {
             std::copy_n(h, n * E, out.data.begin() + int64_t(i) * T * E);
@@ -178,7 +182,7 @@ std::vector<float> sequence_logits(const pipeline_model& pm, const std::vector<m
     const classifier_head& head = need_head(pm, head_kind::sequence, task);
     const int64_t L = head.n_outputs(), E = pm.hp().n_embd;
     std::vector<float> first(in.size() * size_t(E)), logits(in.size() * size_t(L));
-    run_encoder(pm, enc, in, cancel, [&](size_t i, const float* h) {
+    run_encoder(pm, enc, in, !head.mean_pooling, cancel, [&](size_t i, const float* h) {
         float* o = first.data() + int64_t(i) * E;
         if (head.mean_pooling) mean_rows(h, int64_t(in[i].ids.size()), E, o);  // ModernBERT's classifier_pooling "mean"
         else std::copy_n(h, E, o);
@@ -278,7 +282,7 @@ std::vector<std::vector<token_entity>> token_classification(const pipeline_model
     for (size_t i = 0; i < texts.size(); ++i) in.push_back(single_input(pm, texts[i], input_label("text", i, texts.size())));
     std::vector<std::vector<float>> probs(in.size());
     arena scratch;
-    run_encoder(pm, enc, in, cancel, [&](size_t i, const float* h) {
+    run_encoder(pm, enc, in, false, cancel, [&](size_t i, const float* h) {
         const int64_t n = int64_t(in[i].ids.size());
         probs[i].resize(size_t(n * L));
         apply(head, h, n, probs[i].data(), scratch);
@@ -412,7 +416,7 @@ std::vector<std::vector<answer>> question_answering(const pipeline_model& pm, co
     std::vector<model_input> in;
     for (auto& w : windows) in.push_back(w.in);
     arena scratch;
-    run_encoder(pm, enc, in, cancel, [&](size_t i, const float* h) {
+    run_encoder(pm, enc, in, false, cancel, [&](size_t i, const float* h) {
         const int64_t T = int64_t(in[i].ids.size());
         logits[i].resize(size_t(T * 2));
         apply(head, h, T, logits[i].data(), scratch);

@@ -46,6 +46,8 @@ std::vector<std::vector<std::vector<fill_mask_candidate>>> fill_mask(const pipel
         batch.ids.insert(batch.ids.end(), v.begin(), v.end());
         batch.ids.insert(batch.ids.end(), size_t(T) - v.size(), pad);
     }
+    for (int64_t b = 0; b < B; ++b)  // the last layer at the masks only
+        for (int64_t p : at[size_t(b)]) batch.out_rows.push_back(b * T + p);
     const int64_t E = pm.hp().n_embd, V = pm.hp().n_vocab;
     int64_t n = 0;
     for (auto& a : at) n += int64_t(a.size());
