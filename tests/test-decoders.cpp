@@ -68,15 +68,24 @@ void check_against_reference(const wf::loaded_model& lm, const std::string& gold
         const auto step = m.forward(s2, std::span<const int32_t>(ids.data() + i, 1));
         REQUIRE(wft::max_abs_diff(step.data(), logits.data() + i * V, size_t(V)) < 1e-5);
     }
-    // two sequences side by side (beams): the prompt and its first half twice, each as if alone
+    // two different sequences side by side (beams, a batch), each as if alone: the prompt's first half and its tokens
+    // 1 … half, only their last logits asked for (the last layer then runs at their last rows only); then one more
+    // token each through the cache that step left
     {
         const int64_t half = T / 2;
+        REQUIRE(half + 2 <= T);
         std::vector<int32_t> two(ids.begin(), ids.begin() + half);
-        two.insert(two.end(), ids.begin(), ids.begin() + half);
+        two.insert(two.end(), ids.begin() + 1, ids.begin() + half + 1);
+        const auto shifted = all_logits(lm, std::vector<int32_t>(ids.begin() + 1, ids.begin() + half + 2));  // tokens 1 … half + 1 alone
         auto sb = m.new_state(hp.n_ctx, 2);
         const auto last = m.forward(sb, two);
         REQUIRE(last.size() == size_t(2 * V));
-        for (int b = 0; b < 2; ++b) REQUIRE(wft::max_abs_diff(last.data() + b * V, logits.data() + (half - 1) * V, size_t(V)) < 1e-5);
+        REQUIRE(wft::max_abs_diff(last.data(), logits.data() + (half - 1) * V, size_t(V)) < 1e-5);
+        REQUIRE(wft::max_abs_diff(last.data() + V, shifted.data() + (half - 1) * V, size_t(V)) < 1e-5);
+        const int32_t next[2] = {ids[size_t(half)], ids[size_t(half + 1)]};
+        const auto step = m.forward(sb, next);
+        REQUIRE(wft::max_abs_diff(step.data(), logits.data() + half * V, size_t(V)) < 1e-5);
+        REQUIRE(wft::max_abs_diff(step.data() + V, shifted.data() + half * V, size_t(V)) < 1e-5);
     }
 
     // greedy continuation, prompt in one step then a token at a time

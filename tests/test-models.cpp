@@ -118,6 +118,27 @@ TEST_CASE("GPT-2 matches the reference, and KV-cache decoding equals the full fo
     }
     REQUIRE(s2.cache.n_past == T);
 
+    // two different sequences side by side, only their last logits asked for (the last layer then runs at their last
+    // rows only): the prompt's first half and its tokens 1 … half, each as if alone; then a token each through the cache
+    {
+        const int64_t half = T / 2;
+        REQUIRE(half + 2 <= T);
+        std::vector<int32_t> two(ids.begin(), ids.begin() + half);
+        two.insert(two.end(), ids.begin() + 1, ids.begin() + half + 1);
+        auto alone = m.new_state(hp.n_ctx);
+        const auto span1 = m.forward(alone, std::span<const int32_t>(ids.data() + 1, size_t(half + 1)), true);
+        const std::vector<float> shifted(span1.begin(), span1.end());  // tokens 1 … half + 1 alone, every row
+        auto sb = m.new_state(hp.n_ctx, 2);
+        const auto last = m.forward(sb, two);
+        REQUIRE(last.size() == size_t(2 * V));
+        REQUIRE(wft::max_abs_diff(last.data(), logits.data() + (half - 1) * V, size_t(V)) < kF32);
+        REQUIRE(wft::max_abs_diff(last.data() + V, shifted.data() + (half - 1) * V, size_t(V)) < kF32);
+        const int32_t next[2] = {ids[size_t(half)], ids[size_t(half + 1)]};
+        const auto step = m.forward(sb, next);
+        REQUIRE(wft::max_abs_diff(step.data(), logits.data() + half * V, size_t(V)) < kF32);
+        REQUIRE(wft::max_abs_diff(step.data() + V, shifted.data() + half * V, size_t(V)) < kF32);
+    }
+
     // greedy continuation, prompt in one step then a token at a time
     const auto want_seq = g.i32("greedy_ids");
     auto s3 = m.new_state(hp.n_ctx);

@@ -1,7 +1,8 @@
 // GPT-2, following Hugging Face's modeling_gpt2.py (GPT2Block, GPT2Attention, GPT2MLP):
 //   x = wte[ids] + wpe[positions]
 //   per layer (pre-LN):  x = x + W_proj·Attention_causal(LN_1(x));  x = x + W_down·GELU_tanh(W_up·LN_2(x))
-//   logits = LN_f(x) · wteᵀ        (tied LM head, for each sequence's last position only unless asked)
+//   logits = LN_f(x) · wteᵀ        (tied LM head, for each sequence's last position only unless asked — and then
+//                                   the last layer past its keys and values at those positions only)
 // Several sequences (beams) advance together: every matrix product runs on all of their tokens at once.
 #include <cmath>
 #include <cstring>
@@ -82,9 +83,15 @@ public:
         add(x, h, N * E);
         if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
 
+        // When only each sequence's last logits are asked for, the last layer runs its attention, projection and
+        // feed-forward at those B rows only; its keys and values, which the cache keeps, come from every row.
+        const int64_t last_layer = hp_.n_layer - 1;
+        const bool narrow = !all_logits && T > 1 && !(trace && (trace->want_hidden || trace->wants_attention(int(last_layer))));
         for (int64_t l = 0; l < hp_.n_layer; ++l) {
             check_cancel(cancel);  // the cache's n_past is unchanged until the end, so a cancel leaves it as it was
             const layer& L = layers_[size_t(l)];
+            const bool rows = narrow && l == last_layer;
+            const int64_t Tq = rows ? 1 : T, Nq = B * Tq;  // the query rows: each sequence's last Tq
             // causal self-attention; this step's keys and values go straight into each sequence's cache
             apply(L.ln_1, hp_.eps, x, N, E, h);
             apply(L.qkv, h, N, qkv);
@@ -94,32 +101,28 @@ public:
                     std::memcpy(c.k(l, b, p0 + i), row + E, size_t(E) * 4);
                     std::memcpy(c.v(l, b, p0 + i), row + 2 * E, size_t(E) * 4);
                 }
-                attention_args at{qkv + b * T * 3 * E, 3 * E, c.k(l, b, 0), E, c.v(l, b, 0), E, a + b * T * E, E, T, p0 + T, int(H), int(D),
-                                  1.0f / std::sqrt(float(D)), true, p0};
+                attention_args at{qkv + (b * T + T - Tq) * 3 * E, 3 * E, c.k(l, b, 0), E, c.v(l, b, 0), E, a + b * Tq * E, E, Tq, p0 + T,
+                                  int(H), int(D), 1.0f / std::sqrt(float(D)), true, p0 + T - Tq};
                 attend(at, b == 0 ? trace : nullptr, int(l));
             }
-            apply(L.attn_proj, a, N, h);
-            add(x, h, N * E);
+            if (rows) keep_last_rows(x, B, T, E);
+            apply(L.attn_proj, a, Nq, h);
+            add(x, h, Nq * E);
             // feed-forward
-            apply(L.ln_2, hp_.eps, x, N, E, h);
-            apply(L.fc, h, N, ff);
-            activate(hp_.act, ff, N * F);
-            apply(L.proj, ff, N, h);
-            add(x, h, N * E);
+            apply(L.ln_2, hp_.eps, x, Nq, E, h);
+            apply(L.fc, h, Nq, ff);
+            activate(hp_.act, ff, Nq * F);
+            apply(L.proj, ff, Nq, h);
+            add(x, h, Nq * E);
             if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
         }
-        // final norm and the tied LM head, for the rows asked for
-        apply(ln_f_, hp_.eps, x, N, E, x);
-        if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
+        // final norm and the tied LM head, for the rows asked for (narrow: x holds each sequence's last row already)
         const int64_t rows = all_logits ? N : B;
-        const float* last = x + (T - 1) * E;
-        if (!all_logits && B > 1) {  // each sequence's last row, side by side
-            float* g = m.alloc<float>(B * E);
-            for (int64_t b = 0; b < B; ++b) std::memcpy(g + b * E, x + (b * T + T - 1) * E, size_t(E) * 4);
-            last = g;
-        }
+        apply(ln_f_, hp_.eps, x, narrow ? B : N, E, x);
+        if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
+        if (!all_logits && !narrow) keep_last_rows(x, B, T, E);  // each sequence's last row, side by side
         if (s.logits.size() < size_t(rows * V)) s.logits.resize(size_t(rows * V));
-        apply(linear{lm_head_, nullptr}, all_logits ? x : last, rows, s.logits.data());
+        apply(linear{lm_head_, nullptr}, x, rows, s.logits.data());
         c.n_past = p0 + T;
         return {s.logits.data(), size_t(rows * V)};
     }

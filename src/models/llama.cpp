@@ -3,13 +3,15 @@
 //   per layer (pre-norm):  x = x + W_o·Attention_causal(RoPE(W_q·h), RoPE(W_k·h), W_v·h),  h = RMSNorm_1(x)
 //                          x = x + W_down·(act(W_gate·h) ⊙ W_up·h),                  h = RMSNorm_2(x)
 //                          (act: SiLU; Gemma's GELU-tanh. Gemma 2 also norms each sub-layer's output before adding it)
-//   logits = RMSNorm_f(x) · W_outᵀ       (W_out = embed_tokens when tied; Gemma 2 soft-caps them)
+//   logits = RMSNorm_f(x) · W_outᵀ       (W_out = embed_tokens when tied; Gemma 2 soft-caps them), for each sequence's
+//            last position only unless asked — and then the last layer past its keys and values at those positions only
 // Grouped-query attention: n_head_kv key/value heads, each shared by n_head / n_head_kv query heads; the KV cache
 // holds the narrower rows. The same pass runs the families built like it (models/llama.h): Qwen2's Q/K/V biases,
 // Mistral's sliding window, Gemma's scalings and Phi-3's fused matrices are hyper-parameters, layouts and optional
 // tensors, not other code.
 #include "models/llama.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <deque>
@@ -139,56 +141,62 @@ public:
             for (int64_t i = 0; i < N * E; ++i) x[i] *= hp_.embedding_multiplier;
         if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
 
+        // When only each sequence's last logits are asked for, the last layer runs its queries, attention and
+        // feed-forward at those B rows only; its keys and values, which the cache keeps, come from every row.
+        const int64_t last_layer = hp_.n_layer - 1;
+        const bool narrow = !all_logits && T > 1 && !(trace && (trace->want_hidden || trace->wants_attention(int(last_layer))));
+        int32_t* pos_last = m.alloc<int32_t>(B);
+        std::fill_n(pos_last, B, int32_t(p0 + T - 1));
         for (int64_t l = 0; l < hp_.n_layer; ++l) {
             check_cancel(cancel);  // the cache's n_past is unchanged until the end, so a cancel leaves it as it was
             const layer& L = layers_[size_t(l)];
+            const bool rows = narrow && l == last_layer;
+            const int64_t Tq = rows ? 1 : T, Nq = B * Tq;  // the query rows: each sequence's last Tq
             // self-attention on rotated queries and keys; this step's keys and values go straight into the cache
             rms_norm(x, N, E, L.attn_norm, hp_.eps, h);
-            apply(L.q, h, N, q);
             apply(L.k, h, N, k);
             apply(L.v, h, N, v);
-            rope(q, N, Q, int(H), int(D), rot, pos, inv_freq_.data(), hp_.rope_neox);
             rope(k, N, KV, int(Hkv), int(D), rot, pos, inv_freq_.data(), hp_.rope_neox);
+            if (rows) keep_last_rows(h, B, T, E);
+            apply(L.q, h, Nq, q);
+            rope(q, Nq, Q, int(H), int(D), rot, rows ? pos_last : pos, inv_freq_.data(), hp_.rope_neox);
             for (int64_t b = 0; b < B; ++b) {
                 for (int64_t i = 0; i < T; ++i) {
                     std::memcpy(c.k(l, b, p0 + i), k + (b * T + i) * KV, size_t(KV) * 4);
                     std::memcpy(c.v(l, b, p0 + i), v + (b * T + i) * KV, size_t(KV) * 4);
                 }
-                attention_args at{q + b * T * Q, Q, c.k(l, b, 0), KV, c.v(l, b, 0), KV, a + b * T * Q, Q, T, p0 + T, int(H), int(D),
-                                  hp_.attn_scale > 0.0f ? hp_.attn_scale : 1.0f / std::sqrt(float(D)), true, p0};
+                attention_args at{q + b * Tq * Q, Q, c.k(l, b, 0), KV, c.v(l, b, 0), KV, a + b * Tq * Q, Q, Tq, p0 + T, int(H), int(D),
+                                  hp_.attn_scale > 0.0f ? hp_.attn_scale : 1.0f / std::sqrt(float(D)), true, p0 + T - Tq};
                 at.n_head_kv = int(Hkv);
                 at.window = L.window;
                 at.softcap = hp_.attn_softcap;
                 attend(at, b == 0 ? trace : nullptr, int(l));
             }
-            apply(L.o, a, N, h);
-            if (L.post_attn_norm) rms_norm(h, N, E, L.post_attn_norm, hp_.eps, h);
-            add(x, h, N * E);
+            if (rows) keep_last_rows(x, B, T, E);
+            apply(L.o, a, Nq, h);
+            if (L.post_attn_norm) rms_norm(h, Nq, E, L.post_attn_norm, hp_.eps, h);
+            add(x, h, Nq * E);
             // gated feed-forward
-            rms_norm(x, N, E, L.ffn_norm, hp_.eps, h);
-            apply(L.gate, h, N, gate);
-            apply(L.up, h, N, up);
+            rms_norm(x, Nq, E, L.ffn_norm, hp_.eps, h);
+            apply(L.gate, h, Nq, gate);
+            apply(L.up, h, Nq, up);
             if (hp_.act == activation::silu) {
-                silu_mul(gate, up, N * F);
+                silu_mul(gate, up, Nq * F);
             } else {
-                activate(hp_.act, gate, N * F);
-                mul(gate, up, N * F);
+                activate(hp_.act, gate, Nq * F);
+                mul(gate, up, Nq * F);
             }
-            apply(L.down, gate, N, h);
-            if (L.post_ffn_norm) rms_norm(h, N, E, L.post_ffn_norm, hp_.eps, h);
-            add(x, h, N * E);
+            apply(L.down, gate, Nq, h);
+            if (L.post_ffn_norm) rms_norm(h, Nq, E, L.post_ffn_norm, hp_.eps, h);
+            add(x, h, Nq * E);
             if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
         }
-        // final norm and the output matrix, for the rows asked for
+        // final norm and the output matrix, for the rows asked for (narrow: x holds each sequence's last row already)
         const int64_t rows = all_logits ? N : B;
-        float* last = x;
-        if (!all_logits) {  // each sequence's last row, side by side
-            last = m.alloc<float>(B * E);
-            for (int64_t b = 0; b < B; ++b) std::memcpy(last + b * E, x + (b * T + T - 1) * E, size_t(E) * 4);
-        }
-        rms_norm(last, rows, E, norm_, hp_.eps, last);
+        if (!all_logits && !narrow) keep_last_rows(x, B, T, E);  // each sequence's last row, side by side
+        rms_norm(x, rows, E, norm_, hp_.eps, x);
         if (s.logits.size() < size_t(rows * V)) s.logits.resize(size_t(rows * V));
-        apply(linear{out_, nullptr}, last, rows, s.logits.data());
+        apply(linear{out_, nullptr}, x, rows, s.logits.data());
         if (const float cap = hp_.final_softcap; cap > 0.0f)
             for (int64_t i = 0; i < rows * V; ++i) s.logits[size_t(i)] = cap * std::tanh(s.logits[size_t(i)] / cap);
         c.n_past = p0 + T;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -85,6 +86,10 @@ void attend(attention_args a, float* probs) {
         part.head_end = h0 + int(e);
         attention(part);
     });
+}
+
+void keep_last_rows(float* x, int64_t B, int64_t T, int64_t width) {
+    for (int64_t b = 0; b < B; ++b) std::memmove(x + b * width, x + (b * T + T - 1) * width, size_t(width) * sizeof(float));  // forward: never overwrites a later row
 }
 
 }  // namespace wf

@@ -24,5 +24,7 @@ void apply(const classifier_head& h, const float* x, int64_t n, float* y, arena&
 void attend(attention_args a, forward_trace* trace, int layer);
 // The same where the caller keeps the weights: probs (n_head, n_q, n_kv), or null for a.probs as given.
 void attend(attention_args a, float* probs);
+// B sequences of T rows of `width` values (x: (B·T, width)) → each sequence's last row, in rows 0 … B−1 of x.
+void keep_last_rows(float* x, int64_t B, int64_t T, int64_t width);
 
 }  // namespace wf
