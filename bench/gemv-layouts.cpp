@@ -2,7 +2,7 @@
 // grouped q8_0 rows of src/kernels/dtype.h, which the engine uses since; this file is not part of it). y = W·x for one row x (quantized to q8_0, widened to int16 as the
 // engine's gemv_q8 does), cache-cold: W is one of enough copies to fill 256 MB, taken in turn. Four forms of the same
 // integer arithmetic:
-//   stored     the engine's kernel today (kernels/matmul-q8.cpp dot_q8_4rows): 4 rows of W as stored, 34-byte
+//   stored     the engine's kernel today (kernels/gemv-q8.cpp dot_q8_4rows): 4 rows of W as stored, 34-byte
 //              blocks (f16 scale + 32 int8), 4 streams, the 4 rows' scales widened per group beforehand
 //   one-row    W as stored read as one stream: one row at a time, 4 blocks per step (their scales side by side)
 //   grouped    W repacked once: per group of 4 rows and per block, the 4 rows' 32 codes side by side (128 bytes,

@@ -1,5 +1,6 @@
-// What kernels/matmul.cpp (f32, f16, bf16 weights and the dispatch) and kernels/matmul-q8.cpp (the integer paths:
-// q8_0 weights, and the block types from 16 rows on) share. Internal to src/kernels.
+// What kernels/matmul.cpp (f32, f16, bf16 weights and the dispatch) and the integer paths — kernels/gemv-q8.cpp (q8_0
+// weights below 16 rows) and kernels/matmul-q8.cpp (q8_0 and the block types from 16 rows on) — share. Internal to
+// src/kernels.
 #pragma once
 
 #include <cstdint>
@@ -55,8 +56,8 @@ inline B widen_f16(BI h) {
     return xsimd::bitwise_cast<B>(bits);
 }
 
-// The integer paths (matmul-q8.cpp): q8_0 weights below 16 rows; q8_0 and the block types that run on the integer tile
-// from 16 rows on. The signature of every matmul path: y (rows of x) = x · Wᵀ + bias, columns [n0, n1).
+// The integer paths: q8_0 weights below 16 rows (gemv-q8.cpp); q8_0 and the block types that run on the integer tile
+// from 16 rows on (matmul-q8.cpp). The signature of every matmul path: y (rows of x) = x · Wᵀ + bias, columns [n0, n1).
 void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1);
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,

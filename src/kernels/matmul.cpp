@@ -34,7 +34,8 @@
 // by gemm_small two rows at a time (widen_segment) — each weight once per call, never the whole matrix — and runs as
 // f32. Where the instance runs relaxed SIMD (Chromium), the integer tile's rows from 16 on take its int8 dot
 // product (matmul-q8.cpp: gemm_u7, the 4–6-bit types bit for bit as gemm_q8; gemm_q7, q8_0 and iq4_nl on 7-bit x).
-// The integer paths (gemv_q8, gemm_q8 and what they need) are in matmul-q8.cpp; matmul-paths.h has what both share.
+// The integer paths are in gemv-q8.cpp (gemv_q8) and matmul-q8.cpp (gemm_q8, gemm_q7, gemm_u7); matmul-paths.h has what
+// they and this file share.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
