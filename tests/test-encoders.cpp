@@ -180,6 +180,38 @@ TEST_CASE("the last layer at the rows a task reads (batch.out_rows): those rows 
     }
 }
 
+TEST_CASE("ModernBERT: the last layer at the rows a task reads, on a local layer, equals every row computed", "[encoders]") {
+    // the fixture cut to 3 layers: layer 2 is local (global every 3rd), its window ±4 narrower than the texts
+    auto fs = wft::read_dir(wft::data_path("fixtures/modernbert-tiny-mlm"));
+    const wf::file_bytes* cfg_bytes = fs->get("config.json");
+    wf::json cfg = wf::json::parse(cfg_bytes->begin(), cfg_bytes->end());
+    cfg["num_hidden_layers"] = 3;
+    const std::string text = cfg.dump();
+    fs->add("config.json", std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+    const wf::loaded_model lm = wf::load_model(fs, {});
+    REQUIRE(lm.m->hp().n_layer == 3);
+    const wft::golden g(wft::data_path("fixtures/modernbert-tiny-mlm/golden.safetensors"));
+    const auto ids = g.i32("input_ids"), lengths = g.i32("lengths");
+    const int64_t B = int64_t(lengths.size()), T = int64_t(ids.size()) / B, E = lm.m->hp().n_embd;
+    REQUIRE(lengths[0] > 2 * 4 + 1);
+    wf::token_batch batch;
+    batch.n_seq = B, batch.n_tokens = T;
+    batch.ids = ids;
+    for (int64_t b = 0; b < B; ++b) batch.lengths.push_back(lengths[size_t(b)]);
+    const wf::encoder& enc = *lm.m->as_encoder();
+    std::vector<float> all(size_t(B * T * E)), some(size_t(B * T * E));
+    wf::arena scratch;
+    enc.encode(batch, all.data(), scratch);
+    for (int64_t b = 0; b < B; ++b)
+        for (int64_t t : {int64_t(0), int64_t(3), int64_t(lengths[size_t(b)] / 2), int64_t(lengths[size_t(b)] - 1)})
+            if (t < lengths[size_t(b)] && (batch.out_rows.empty() || b * T + t > batch.out_rows.back())) batch.out_rows.push_back(b * T + t);
+    enc.encode(batch, some.data(), scratch);
+    for (int64_t r : batch.out_rows) {
+        INFO("row " << r);
+        REQUIRE(wft::max_abs_diff(some.data() + r * E, all.data() + r * E, size_t(E)) < 1e-5);
+    }
+}
+
 TEST_CASE("encoder pipelines give the reference pipelines' outputs (Hugging Face's post-processing)", "[encoders][pipelines]") {
     auto near = [](double a, double b) { return std::fabs(a - b) < 1e-5; };
     int cases = 0;

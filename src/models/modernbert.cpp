@@ -7,6 +7,7 @@
 //     layer 0 has no attention norm (its input is already normed); layer l is global when
 //     l % global_attn_every_n_layers == 0, else local: its queries see the keys within ±local_attention / 2, and
 //     its rotary base is local_rope_theta (global layers: global_rope_theta)
+//     (the last layer at the rows a task reads only — batch.out_rows — with keys and values from every token)
 //   h = LayerNorm_final(x)
 //   heads: head(h) = LayerNorm(act(W·h))
 //     masked LM   logits = head(h) · tok_embeddingsᵀ + bias                         (the decoder is tied)
@@ -142,34 +143,58 @@ public:
         apply(emb_norm_, hp_.eps, x, N, E, x);
         if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
 
+        // The last layer runs at the rows the caller reads (batch.out_rows) when it names some and no trace wants the
+        // layer whole: every token's keys and values, the rest at those rows only — each row's attention a call of its
+        // own, at its position (a local layer's window is placed by the query's position).
+        const int64_t last = hp_.n_layer - 1, Nq_last = int64_t(in.out_rows.size());
+        const bool narrow = Nq_last > 0 && Nq_last < N && !(trace && (trace->want_hidden || trace->wants_attention(int(last))));
+        float* xs = narrow ? scratch.alloc<float>(Nq_last * E) : nullptr;  // those rows' states
+        float* hs = narrow ? scratch.alloc<float>(Nq_last * E) : nullptr;  // and their normed states
+        int32_t* pos_q = narrow ? scratch.alloc<int32_t>(Nq_last) : nullptr;
+        for (int64_t i = 0; i < (narrow ? Nq_last : 0); ++i) pos_q[i] = int32_t(in.out_rows[size_t(i)] % T);
         for (int64_t l = 0; l < hp_.n_layer; ++l) {
             check_cancel(cancel);
             const layer& L = layers_[size_t(l)];
+            const bool rows = narrow && l == last;
+            const int64_t Nq = rows ? Nq_last : N;
+            float* xq = rows ? xs : x;  // the query rows' states, updated in place
             // attention, each sequence over its own tokens (a local layer's within its window)
             const float* normed = x;
             if (L.attn_norm.g) apply(L.attn_norm, hp_.eps, x, N, E, h), normed = h;
-            apply(L.q, normed, N, q);
+            const float* normed_q = normed;
+            if (rows) {
+                for (int64_t i = 0; i < Nq; ++i) {
+                    std::copy_n(x + in.out_rows[size_t(i)] * E, E, xs + i * E);
+                    std::copy_n(normed + in.out_rows[size_t(i)] * E, E, hs + i * E);
+                }
+                normed_q = hs;
+            }
+            apply(L.q, normed_q, Nq, q);
             apply(L.k, normed, N, k);
             apply(L.v, normed, N, v);
-            rope(q, N, E, int(H), int(D), int(D), pos, L.inv_freq, true);
+            rope(q, Nq, E, int(H), int(D), int(D), rows ? pos_q : pos, L.inv_freq, true);
             rope(k, N, E, int(H), int(D), int(D), pos, L.inv_freq, true);
-            for (int64_t b = 0; b < B; ++b) {
-                attention_args at{q + b * T * E, E, k + b * T * E, E, v + b * T * E, E, a + b * T * E, E, T, T, int(H), int(D),
+            for (int64_t b = 0; b < (rows ? Nq : B); ++b) {  // rows: b is a query row, in its sequence s
+                const int64_t seq = rows ? in.out_rows[size_t(b)] / T : b, nq = rows ? 1 : T, q0 = rows ? b : b * T;
+                attention_args at{q + q0 * E, E, k + seq * T * E, E, v + seq * T * E, E, a + q0 * E, E, nq, T, int(H), int(D),
                                   1.0f / std::sqrt(float(D))};
-                at.key_valid = padded ? valid + b * T : nullptr;
+                at.key_valid = padded ? valid + seq * T : nullptr;
                 at.window = L.window;
-                attend(at, b == 0 ? trace : nullptr, int(l));
+                at.q_pos = rows ? pos_q[b] : 0;
+                attend(at, b == 0 && !rows ? trace : nullptr, int(l));
             }
-            apply(L.o, a, N, h);
-            add(x, h, N * E);
+            apply(L.o, a, Nq, h);
+            add(xq, h, Nq * E);
             // gated feed-forward
-            apply(L.mlp_norm, hp_.eps, x, N, E, h);
-            apply(L.input, h, N, act);
-            apply(L.gate, h, N, gate);
-            activate(hp_.act, act, N * F);
-            mul(act, gate, N * F);
-            apply(L.down, act, N, h);
-            add(x, h, N * E);
+            apply(L.mlp_norm, hp_.eps, xq, Nq, E, h);
+            apply(L.input, h, Nq, act);
+            apply(L.gate, h, Nq, gate);
+            activate(hp_.act, act, Nq * F);
+            mul(act, gate, Nq * F);
+            apply(L.down, act, Nq, h);
+            add(xq, h, Nq * E);
+            if (rows)
+                for (int64_t i = 0; i < Nq; ++i) std::copy_n(xs + i * E, E, x + in.out_rows[size_t(i)] * E);
             if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
         }
         apply(final_norm_, hp_.eps, x, N, E, x);
@@ -189,7 +214,7 @@ private:
             throw error("modernbert: batch arrays do not match its shape");
         for (int64_t n : in.lengths)
             if (n < 1 || n > T) throw error("modernbert: sequence length " + std::to_string(n) + " is outside [1, " + std::to_string(T) + "]");
-        in.check_out_rows("modernbert");  // checked, though its last layer runs at every row
+        in.check_out_rows("modernbert");
         for (int32_t id : in.ids)
             if (id < 0 || id >= hp_.n_vocab) throw error("modernbert: token id " + std::to_string(id) + " is out of range");
     }
