@@ -155,7 +155,7 @@ public:
         // The last layer runs at the rows the caller reads (batch.out_rows) when it names some and no trace wants the
         // layer whole: every token's keys and values, the rest (queries, attention, feed-forward) at Nq rows only.
         const int64_t last = hp_.n_layer - 1, Nq_last = int64_t(in.out_rows.size());
-        const bool narrow = Nq_last > 0 && Nq_last < N && !(trace && (trace->want_hidden || trace->wants_attention(int(last))));
+        const bool narrow = Nq_last > 0 && Nq_last < N && !(trace && trace->wants_layer(int(last)));
         float* xs = narrow ? scratch.alloc<float>(Nq_last * E) : nullptr;  // those rows' states
         for (int64_t l = 0; l < hp_.n_layer; ++l) {
             check_cancel(cancel);
@@ -163,8 +163,7 @@ public:
             const bool rows = narrow && l == last;
             const int64_t Nq = rows ? Nq_last : N;
             float* xq = rows ? xs : x;  // the query rows' states, updated in place
-            if (rows)
-                for (int64_t i = 0; i < Nq; ++i) std::copy_n(x + in.out_rows[size_t(i)] * E, E, xs + i * E);
+            if (rows) gather_rows(x, in.out_rows, E, xs);
             // self-attention, each sequence's queries over its own tokens
             apply(L.query, xq, Nq, q);
             apply(L.key, x, N, k);
@@ -190,8 +189,7 @@ public:
             apply(L.ff_down, ff, Nq, tmp);
             add(tmp, xq, Nq * E);
             apply(L.ff_norm, hp_.eps, tmp, Nq, E, xq);
-            if (rows)
-                for (int64_t i = 0; i < Nq; ++i) std::copy_n(xs + i * E, E, x + in.out_rows[size_t(i)] * E);
+            if (rows) scatter_rows(xs, in.out_rows, E, x);
             if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
         }
     }

@@ -86,7 +86,7 @@ public:
         // When only each sequence's last logits are asked for, the last layer runs its attention, projection and
         // feed-forward at those B rows only; its keys and values, which the cache keeps, come from every row.
         const int64_t last_layer = hp_.n_layer - 1;
-        const bool narrow = !all_logits && T > 1 && !(trace && (trace->want_hidden || trace->wants_attention(int(last_layer))));
+        const bool narrow = !all_logits && T > 1 && !(trace && trace->wants_layer(int(last_layer)));
         for (int64_t l = 0; l < hp_.n_layer; ++l) {
             check_cancel(cancel);  // the cache's n_past is unchanged until the end, so a cancel leaves it as it was
             const layer& L = layers_[size_t(l)];

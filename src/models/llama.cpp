@@ -144,7 +144,7 @@ public:
         // When only each sequence's last logits are asked for, the last layer runs its queries, attention and
         // feed-forward at those B rows only; its keys and values, which the cache keeps, come from every row.
         const int64_t last_layer = hp_.n_layer - 1;
-        const bool narrow = !all_logits && T > 1 && !(trace && (trace->want_hidden || trace->wants_attention(int(last_layer))));
+        const bool narrow = !all_logits && T > 1 && !(trace && trace->wants_layer(int(last_layer)));
         int32_t* pos_last = m.alloc<int32_t>(B);
         std::fill_n(pos_last, B, int32_t(p0 + T - 1));
         for (int64_t l = 0; l < hp_.n_layer; ++l) {

@@ -147,11 +147,11 @@ public:
         // layer whole: every token's keys and values, the rest at those rows only — each row's attention a call of its
         // own, at its position (a local layer's window is placed by the query's position).
         const int64_t last = hp_.n_layer - 1, Nq_last = int64_t(in.out_rows.size());
-        const bool narrow = Nq_last > 0 && Nq_last < N && !(trace && (trace->want_hidden || trace->wants_attention(int(last))));
+        const bool narrow = Nq_last > 0 && Nq_last < N && !(trace && trace->wants_layer(int(last)));
         float* xs = narrow ? scratch.alloc<float>(Nq_last * E) : nullptr;  // those rows' states
         float* hs = narrow ? scratch.alloc<float>(Nq_last * E) : nullptr;  // and their normed states
-        int32_t* pos_q = narrow ? scratch.alloc<int32_t>(Nq_last) : nullptr;
-        for (int64_t i = 0; i < (narrow ? Nq_last : 0); ++i) pos_q[i] = int32_t(in.out_rows[size_t(i)] % T);
+        int32_t* pos_q = narrow ? scratch.alloc<int32_t>(Nq_last) : nullptr;  // their positions
+        for (int64_t i = 0; narrow && i < Nq_last; ++i) pos_q[i] = int32_t(in.out_rows[size_t(i)] % T);
         for (int64_t l = 0; l < hp_.n_layer; ++l) {
             check_cancel(cancel);
             const layer& L = layers_[size_t(l)];
@@ -163,10 +163,8 @@ public:
             if (L.attn_norm.g) apply(L.attn_norm, hp_.eps, x, N, E, h), normed = h;
             const float* normed_q = normed;
             if (rows) {
-                for (int64_t i = 0; i < Nq; ++i) {
-                    std::copy_n(x + in.out_rows[size_t(i)] * E, E, xs + i * E);
-                    std::copy_n(normed + in.out_rows[size_t(i)] * E, E, hs + i * E);
-                }
+                gather_rows(x, in.out_rows, E, xs);
+                gather_rows(normed, in.out_rows, E, hs);
                 normed_q = hs;
             }
             apply(L.q, normed_q, Nq, q);
@@ -193,8 +191,7 @@ public:
             mul(act, gate, Nq * F);
             apply(L.down, act, Nq, h);
             add(xq, h, Nq * E);
-            if (rows)
-                for (int64_t i = 0; i < Nq; ++i) std::copy_n(xs + i * E, E, x + in.out_rows[size_t(i)] * E);
+            if (rows) scatter_rows(xs, in.out_rows, E, x);
             if (trace && trace->want_hidden) trace->hidden.emplace_back(x, x + T * E);
         }
         apply(final_norm_, hp_.eps, x, N, E, x);

@@ -33,6 +33,8 @@ struct forward_trace {
     bool want_cross = false;
     std::vector<std::vector<float>> cross_attention;
     bool wants_attention(int layer) const { return attention_layer == -1 || attention_layer == layer; }
+    // Whether a pass must run this layer at every row (the hidden states, or this layer's attention, are recorded).
+    bool wants_layer(int layer) const { return want_hidden || wants_attention(layer); }
 };
 
 // Token sequences for an encoder, padded to one length: sequence b is lengths[b] tokens, then padding.

@@ -92,4 +92,12 @@ void keep_last_rows(float* x, int64_t B, int64_t T, int64_t width) {
     for (int64_t b = 0; b < B; ++b) std::memmove(x + b * width, x + (b * T + T - 1) * width, size_t(width) * sizeof(float));  // forward: never overwrites a later row
 }
 
+void gather_rows(const float* x, std::span<const int64_t> rows, int64_t width, float* out) {
+    for (size_t i = 0; i < rows.size(); ++i) std::copy_n(x + rows[i] * width, width, out + int64_t(i) * width);
+}
+
+void scatter_rows(const float* in, std::span<const int64_t> rows, int64_t width, float* x) {
+    for (size_t i = 0; i < rows.size(); ++i) std::copy_n(in + int64_t(i) * width, width, x + rows[i] * width);
+}
+
 }  // namespace wf

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "kernels/attention.h"
 #include "nn/hparams.h"
@@ -26,5 +27,8 @@ void attend(attention_args a, forward_trace* trace, int layer);
 void attend(attention_args a, float* probs);
 // B sequences of T rows of `width` values (x: (B·T, width)) → each sequence's last row, in rows 0 … B−1 of x.
 void keep_last_rows(float* x, int64_t B, int64_t T, int64_t width);
+// out (n, width) = rows[0 … n) of x (…, width); and back: x's rows[i] = out's row i.
+void gather_rows(const float* x, std::span<const int64_t> rows, int64_t width, float* out);
+void scatter_rows(const float* in, std::span<const int64_t> rows, int64_t width, float* x);
 
 }  // namespace wf
