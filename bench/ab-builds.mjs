@@ -1,65 +1,100 @@
-// `node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N]`: two builds of the engine in one Node process, alternating
-// (A B, then B A, …), on the engine alone — what a change to the engine bought, without a peer: text-classification of
-// one 32-token text (DistilBERT-base), fill-mask at 128 tokens (BERT-base), and a 128-token GPT-2 small prompt + one
-// token in f32 and at q8_0. ROOT_A and ROOT_B are checkouts whose dist/ holds a build (`npm run build:wasm`, or only
-// `cmake --build build/wasm --target wasmformer-js` and its wasmformer.mjs / .wasm copied over another dist/); each
-// needs node_modules (a symlink to this checkout's will do). Models from build/bench-models (npm run bench makes them).
-// worker: false, threads: 1, cache: false. Prints the median and quartiles of each, per build.
-//   git worktree add /tmp/base HEAD~1 && …build there… && node bench/ab-builds.mjs /tmp/base .
+// `node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N] [--env node|chromium]`: two builds of the engine in one process,
+// alternating (A B, then B A, …), on the engine alone — what a change to the engine bought, without a peer:
+// text-classification of one 32-token text (DistilBERT-base), fill-mask at 128 tokens (BERT-base), and a 128-token
+// GPT-2 small prompt + one token in f32 and at q8_0 (bench/ab-work.mjs). ROOT_A and ROOT_B are checkouts whose dist/
+// holds a build (`npm run build:wasm`, or only `cmake --build build/wasm --target wasmformer-js` and its
+// wasmformer.mjs / .wasm copied over another dist/); each needs node_modules (a symlink to this checkout's will do).
+// Models from build/bench-models (npm run bench makes them). worker: false, threads: 1, cache: false. --env chromium
+// runs both in one page of headless Chromium (bench/ab-page.html; relaxed SIMD where Chromium has it — the line
+// printed says which each build ran); Node 20 runs SIMD128 only. Prints the median and quartiles of each, per build, and of B's time over A's
+// per round.
+//   git worktree add /tmp/base HEAD~1 && …build there… && node bench/ab-builds.mjs /tmp/base . --env chromium
+import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
+import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { alternate, dispose, load } from './ab-work.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-let rounds = 6;
+let rounds = 6, env = 'node';
 const roots = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--rounds') rounds = Number(args[++i]);
+  else if (args[i] === '--env') env = args[++i];
   else roots.push(path.resolve(args[i]));
 }
-if (roots.length !== 2 || !(Number.isInteger(rounds) && rounds >= 1)) {
-  console.error('usage: node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N]');
+if (roots.length !== 2 || !(Number.isInteger(rounds) && rounds >= 1) || !['node', 'chromium'].includes(env)) {
+  console.error('usage: node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N] [--env node|chromium]');
   process.exit(2);
 }
-const models = path.join(root, 'build/bench-models');
+const names = ['A', 'B'];
 const opts = { worker: false, threads: 1, cache: false };
-const words = 'the quick brown fox jumps over the lazy dog and then it runs far away into the deep dark forest where nobody can'.split(' ');
-const text = (n, mask = -1) => Array.from({ length: n }, (_, i) => (i === mask ? '[MASK]' : words[i % words.length])).join(' ');
-const classifyText = text(words.length), fillText = text(120, 60), prompt = text(128);
 
-const engines = [];
-for (const [name, dir] of [['A', roots[0]], ['B', roots[1]]]) {
-  const wf = await import(path.join(dir, 'web/src/index.node.js'));
-  engines.push({
-    name,
-    dir,
-    work: {
-      classify: await wf.pipeline('text-classification', path.join(models, 'distilbert-cls'), opts),
-      fill: await wf.FillMask.load(path.join(models, 'bert-base'), opts),
-      'gpt2 f32': await wf.pipeline('text-generation', path.join(models, 'gpt2-base'), { ...opts, dtype: 'f32' }),
-      'gpt2 q8_0': await wf.pipeline('text-generation', path.join(models, 'gpt2-base'), { ...opts, dtype: 'q8_0' }),
-    },
-    ms: {},
-  });
+let ms, simd;
+if (env === 'node') {
+  const models = path.join(root, 'build/bench-models');
+  const engines = [];
+  for (const [i, name] of names.entries()) {
+    const wf = await import(path.join(roots[i], 'web/src/index.node.js'));
+    engines.push({ name, work: await load(wf, (m) => path.join(models, m), opts) });
+  }
+  simd = await Promise.all(engines.map((e) => e.work.fill.model.engineInfo().then((i) => i.simd)));
+  ms = await alternate(engines, rounds);
+  for (const e of engines) dispose(e.work);
+} else {
+  ({ ms, simd } = await inChromium());
 }
-const run = {
-  classify: (p) => p(classifyText),
-  fill: (fm) => fm.fill(fillText, { top_k: 1 }),
-  'gpt2 f32': (g) => g(prompt, { max_new_tokens: 1, do_sample: false }),
-  'gpt2 q8_0': (g) => g(prompt, { max_new_tokens: 1, do_sample: false }),
-};
-for (const e of engines) for (const [k, w] of Object.entries(e.work)) await run[k](w);  // warm-up
-for (let r = 0; r < rounds; r++)
-  for (const e of r % 2 ? [...engines].reverse() : engines)
-    for (const [k, w] of Object.entries(e.work)) {
-      const t0 = performance.now();
-      await run[k](w);
-      (e.ms[k] ??= []).push(performance.now() - t0);
-    }
+
 const q = (a, p) => [...a].sort((x, y) => x - y)[Math.floor(p * (a.length - 1))];
-for (const e of engines) {
-  console.log(`${e.name} (${e.dir}):`);
-  for (const [k, a] of Object.entries(e.ms))
+for (const [i, name] of names.entries()) {
+  console.log(`${name} (${roots[i]}, ${env}, ${simd[i]}):`);
+  for (const [k, a] of Object.entries(ms[name]))
     console.log(`  ${k.padEnd(10)} median ${q(a, 0.5).toFixed(1)} ms (quartiles ${q(a, 0.25).toFixed(1)}–${q(a, 0.75).toFixed(1)}, ${a.length} runs)`);
 }
-for (const e of engines) for (const w of Object.values(e.work)) w.dispose?.();
+// each round's B / A (the two ran next to each other: a machine that changes pace between rounds cancels out)
+console.log('B / A, per round:');
+for (const k of Object.keys(ms.A)) {
+  const r = ms.A[k].map((a, i) => ms.B[k][i] / a);
+  console.log(`  ${k.padEnd(10)} median ${q(r, 0.5).toFixed(3)} (quartiles ${q(r, 0.25).toFixed(3)}–${q(r, 0.75).toFixed(3)})`);
+}
+
+// /a/… and /b/… from the two roots, everything else from this checkout; cross-origin isolated as the bench's page is
+async function inChromium() {
+  const types = { '.html': 'text/html', '.js': 'text/javascript', '.mjs': 'text/javascript', '.wasm': 'application/wasm', '.json': 'application/json' };
+  const server = http.createServer((req, res) => {
+    const url = decodeURIComponent(new URL(req.url, 'http://x').pathname);
+    const m = /^\/([ab])(\/.*)$/.exec(url);
+    const base = m ? roots[m[1] === 'a' ? 0 : 1] : root;
+    const file = path.join(base, m ? m[2] : url);
+    if (!file.startsWith(base + path.sep) || !existsSync(file) || !statSync(file).isFile()) {
+      res.writeHead(404);
+      return res.end();
+    }
+    res.writeHead(200, { 'content-type': types[path.extname(file)] ?? 'application/octet-stream', 'content-length': statSync(file).size,
+      'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp', 'cache-control': 'no-store' });
+    if (req.method === 'HEAD') return res.end();
+    createReadStream(file).pipe(res);
+  });
+  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
+  const { chromium } = await import('playwright-core');
+  const profile = mkdtempSync(path.join(os.tmpdir(), 'wf-ab-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'],
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(`http://127.0.0.1:${server.address().port}/bench/ab-page.html`);
+    await page.waitForFunction(() => window.abReady, null, { timeout: 60000 }).catch(() => { throw new Error(`ab-page.html did not start: ${errors.join('; ')}`); });
+    page.setDefaultTimeout(0);
+    return await page.evaluate(([r, o]) => window.abRun(r, o), [rounds, opts]);
+  } finally {
+    await context.close();
+    server.close();
+    rmSync(profile, { recursive: true, force: true });
+  }
+}

@@ -3,7 +3,7 @@
 //
 // Two shapes of work for f32, f16 and bf16 weights. From 6 rows of x on (prefill, encoders, a batch) a register tile
 // of dot products on W's rows as stored (gemm_small): 4 W rows at a time, each group swept by the rows of x in pairs
-// while it is in cache, f16/bf16 rows widened a pair at a time, each once per call. It replaced an outer-product tile
+// while it is in cache, f16/bf16 rows widened 4 at a time, each once per call. It replaced an outer-product tile
 // on packed panels (x and W copied per k block into the tile's order) that measured slower in both runtimes at every
 // M: BERT-base fill-mask at 128 tokens 488 → 429 ms in Node and 461 → 402 ms in Chromium, one text of 32 tokens on
 // DistilBERT-base 82 → 57 ms and 82 → 55 ms (npm run bench, the same runs as onnxruntime-web; wf-bench-kernels: 2304 ×
@@ -107,27 +107,35 @@ inline B madd(B a, B b, B c) {
     return xsimd::fma(a, b, c);
 }
 
-// out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR f32 rows of W.
+// out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR f32 rows of W, pointers stepped: clang's wasm target
+// has no loop strength reduction, and an index costs V8 a shift and an add per address, on the ports the
+// multiply-adds use (BERT-base fill-mask at 128 tokens 9 % faster in Node, 7 % in Chromium; two steps of k a turn
+// measured no faster in Chromium and 28 % slower in Node).
 template <int MR, int NR, bool Fused>
 inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, float (&out)[MR][NR]) {
     B acc[MR][NR];
-    for (int m = 0; m < MR; ++m)
+    const float* xp[MR];
+    const uint8_t* wp[NR];
+    for (int m = 0; m < MR; ++m) {
+        xp[m] = x + m * ldx;
         for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
-    int64_t k = 0;
-    for (; k + W <= K; k += W) {
+    }
+    for (int n = 0; n < NR; ++n) wp[n] = w[n];
+    for (const float* const xe = x + K / W * W; xp[0] != xe;) {
         B xv[MR];
-        for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(x + m * ldx + k);
+        for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(xp[m]), xp[m] += W;
         for (int n = 0; n < NR; ++n) {
-            const B wv = f32_rows::load(w[n], k);
+            const B wv = f32_rows::load(wp[n], 0);
+            wp[n] += 4 * W;
             for (int m = 0; m < MR; ++m) acc[m][n] = madd<Fused>(xv[m], wv, acc[m][n]);
         }
     }
     for (int m = 0; m < MR; ++m)
         for (int n = 0; n < NR; ++n) out[m][n] = xsimd::hadd(acc[m][n]);
-    for (; k < K; ++k)
+    for (int64_t k = 0; k < K % W; ++k)
         for (int n = 0; n < NR; ++n) {
-            const float wk = f32_rows::at(w[n], k);
-            for (int m = 0; m < MR; ++m) out[m][n] += x[m * ldx + k] * wk;
+            const float wk = f32_rows::at(wp[n], k);
+            for (int m = 0; m < MR; ++m) out[m][n] += xp[m][k] * wk;
         }
 }
 
@@ -138,20 +146,6 @@ inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int
     tile<MR, NR, Fused>(x, ldx, w, K, out);
     for (int m = 0; m < MR; ++m)
         for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
-}
-
-// Rows [m0, m1) of x against the NR W rows starting at n0 (NR ≤ 2 here), tiles of 4 rows then the remainder.
-template <int NR, bool Fused>
-void sweep_rows(const float* x, int64_t m0, int64_t m1, int64_t ldx, const uint8_t* const* w, int64_t K,
-                const float* bias, int64_t n0, float* y, int64_t ldy) {
-    int64_t m = m0;
-    for (; m + 4 <= m1; m += 4) store_tile<4, NR, Fused>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy);
-    switch (m1 - m) {
-    case 3: store_tile<3, NR, Fused>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
-    case 2: store_tile<2, NR, Fused>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
-    case 1: store_tile<1, NR, Fused>(x + m * ldx, ldx, w, K, bias, n0, y + m * ldy, ldy); break;
-    default: break;
-    }
 }
 
 // One row of x against one W row at a time, four accumulators along k: W is read as one sequential stream. In wasm
@@ -254,40 +248,45 @@ void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view&
     }
 }
 
-// 6 rows of x and more: the register tile in dot-product form on W's rows, which are read where they are stored (f32)
-// or widened a pair at a time into a small panel (see the top of this file for what it replaced). Fused: its
-// multiply-adds are relaxed SIMD's (p_gemm_small_fused, where the instance runs it).
+// 6 rows of x and more: the register tile in dot-product form on W's rows, 4 at a time, each group swept by the rows
+// of x in pairs while it is in cache (W is read from memory once). f32 rows are read where they are stored, the next
+// group touched first (touch_rows: 12 rows of x on 2304 × 768 from memory 1.25 → 1.07 ms); f16, bf16 (and the block
+// types that take this path) are widened into a panel of 4 rows, each once per call. The last rows of W (fewer than 4)
+// one at a time, on the same tile. See the top of this file for what it replaced. Fused: its multiply-adds are
+// relaxed SIMD's (p_gemm_small_fused, where the instance runs it).
 template <bool Fused>
 void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                 int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
-    if (Wm.type == dtype::f32) {
-        // f32 rows as stored, 4 at a time, each group swept by pairs of x rows while it is in cache (W is read from memory
-        // once), the next group touched first (touch_rows: 12 rows of x on 2304 × 768 from memory 1.25 → 1.07 ms)
-        int64_t n = n0;
-        for (; n + 4 <= n1; n += 4) {
-            const uint8_t* w[4] = {Wm.row(n), Wm.row(n + 1), Wm.row(n + 2), Wm.row(n + 3)};
-            touch_rows(Wm, n + 4, n1);
-            int64_t m = 0;
-            for (; m + 2 <= M; m += 2) store_tile<2, 4, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
-            if (m < M) store_tile<1, 4, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+    const bool as_stored = Wm.type == dtype::f32;
+    float* panel = as_stored ? nullptr : scratch(panel_buf, size_t(4 * K));
+    // rows n … n + NR − 1 of W, as stored or widened into the panel
+    auto rows = [&]<int NR>(int64_t n, const uint8_t* (&w)[NR]) {
+        for (int j = 0; j < NR; ++j) {
+            if (as_stored) {
+                w[j] = Wm.row(n + j);
+            } else {
+                widen_segment(Wm, n + j, 0, K, panel + j * K);
+                w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
+            }
         }
-        for (; n < n1; ++n) {
-            const uint8_t* w[1] = {Wm.row(n)};
-            sweep_rows<1, Fused>(x, 0, M, ldx, w, K, bias, n, y, ldy);
-        }
-        return;
+    };
+    auto sweep = [&]<int NR>(int64_t n, const uint8_t* const (&w)[NR]) {
+        int64_t m = 0;
+        for (; m + 2 <= M; m += 2) store_tile<2, NR, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+        if (m < M) store_tile<1, NR, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+    };
+    int64_t n = n0;
+    for (; n + 4 <= n1; n += 4) {
+        const uint8_t* w[4];
+        rows(n, w);
+        if (as_stored) touch_rows(Wm, n + 4, n1);
+        sweep(n, w);
     }
-    float* panel = scratch(panel_buf, size_t(2 * K));
-    for (int64_t n = n0; n < n1; n += 2) {
-        const int nr = n + 2 <= n1 ? 2 : 1;
-        const uint8_t* w[2];
-        for (int j = 0; j < nr; ++j) {
-            widen_segment(Wm, n + j, 0, K, panel + j * K);
-            w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
-        }
-        if (nr == 2) sweep_rows<2, Fused>(x, 0, M, ldx, w, K, bias, n, y, ldy);
-        else sweep_rows<1, Fused>(x, 0, M, ldx, w, K, bias, n, y, ldy);
+    for (; n < n1; ++n) {
+        const uint8_t* w[1];
+        rows(n, w);
+        sweep(n, w);
     }
 }
 
