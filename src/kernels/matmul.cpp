@@ -2,8 +2,8 @@
 // under Emscripten `-msimd128 -msse4.1` maps the SSE4.1 path onto wasm SIMD128 (f32x4, i32x4.dot_i16x8_s).
 //
 // Two shapes of work for f32, f16 and bf16 weights. From 6 rows of x on (prefill, encoders, a batch) a register tile
-// of dot products on W's rows as stored (gemm_small): 4 W rows at a time, each group swept by the rows of x in pairs
-// while it is in cache, f16/bf16 rows widened 4 at a time, each once per call. It replaced an outer-product tile
+// of dot products on W's rows as stored (gemm_small): 4 W rows at a time (6 with relaxed SIMD), each group swept by the
+// rows of x in pairs while it is in cache, f16/bf16 rows widened a group at a time, each once per call. It replaced an outer-product tile
 // on packed panels (x and W copied per k block into the tile's order) that measured slower in both runtimes at every
 // M: BERT-base fill-mask at 128 tokens 488 → 429 ms in Node and 461 → 402 ms in Chromium, one text of 32 tokens on
 // DistilBERT-base 82 → 57 ms and 82 → 55 ms (npm run bench, the same runs as onnxruntime-web; wf-bench-kernels: 2304 ×
@@ -248,18 +248,23 @@ void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view&
     }
 }
 
-// 6 rows of x and more: the register tile in dot-product form on W's rows, 4 at a time, each group swept by the rows
+// 6 rows of x and more: the register tile in dot-product form on W's rows, G at a time, each group swept by the rows
 // of x in pairs while it is in cache (W is read from memory once). f32 rows are read where they are stored, the next
 // group touched first (touch_rows: 12 rows of x on 2304 × 768 from memory 1.25 → 1.07 ms); f16, bf16 (and the block
-// types that take this path) are widened into a panel of 4 rows, each once per call. The last rows of W (fewer than 4)
-// one at a time, on the same tile. See the top of this file for what it replaced. Fused: its multiply-adds are
-// relaxed SIMD's (p_gemm_small_fused, where the instance runs it).
+// types that take this path) are widened into a panel of G rows, each once per call. The last rows of W (fewer than
+// G) one at a time, on the same tile. See the top of this file for what it replaced. Fused: its multiply-adds are
+// relaxed SIMD's (p_gemm_small_fused, where the instance runs it), and G is 6: a 2 × 6 tile holds 12 accumulators,
+// 2 rows of x and one W vector, 15 of the 16 SIMD registers V8 has on x64 (an FMA needs no temporary), and does 12
+// FMAs per 8 loads (2 × 4: 8 per 6); Chromium, against 2 × 4: BERT-base fill-mask at 128 tokens and one DistilBERT
+// text 0.89×, GPT-2 small's 128-token prompt 0.95× the time. Without relaxed SIMD (Node 20) a multiply-add is a
+// multiply and an add, which takes a temporary, and 2 × 5 was slower than 2 × 4 (1.09–1.13×): G is 4.
 template <bool Fused>
 void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                 int64_t n0, int64_t n1) {
+    constexpr int G = Fused ? 6 : 4;
     const int64_t K = Wm.n_cols;
     const bool as_stored = Wm.type == dtype::f32;
-    float* panel = as_stored ? nullptr : scratch(panel_buf, size_t(4 * K));
+    float* panel = as_stored ? nullptr : scratch(panel_buf, size_t(G * K));
     // rows n … n + NR − 1 of W, as stored or widened into the panel
     auto rows = [&]<int NR>(int64_t n, const uint8_t* (&w)[NR]) {
         for (int j = 0; j < NR; ++j) {
@@ -277,10 +282,10 @@ void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, c
         if (m < M) store_tile<1, NR, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
     };
     int64_t n = n0;
-    for (; n + 4 <= n1; n += 4) {
-        const uint8_t* w[4];
+    for (; n + G <= n1; n += G) {
+        const uint8_t* w[G];
         rows(n, w);
-        if (as_stored) touch_rows(Wm, n + 4, n1);
+        if (as_stored) touch_rows(Wm, n + G, n1, G);
         sweep(n, w);
     }
     for (; n < n1; ++n) {

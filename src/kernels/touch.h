@@ -19,8 +19,8 @@ namespace wf {
 inline thread_local volatile uint32_t touch_sink;
 class touch_ahead {
 public:
-    touch_ahead(const matrix_view& W, int64_t n, int64_t n1)
-        : p_(n < n1 ? W.row(n) : nullptr), size_(n < n1 ? std::min<int64_t>(4, n1 - n) * row_bytes(W.type, W.n_cols) : 0) {}
+    touch_ahead(const matrix_view& W, int64_t n, int64_t n1, int64_t rows = 4)
+        : p_(n < n1 ? W.row(n) : nullptr), size_(n < n1 ? std::min<int64_t>(rows, n1 - n) * row_bytes(W.type, W.n_cols) : 0) {}
     void step(int64_t bytes) {
         at_ = std::min(at_ + bytes, size_);
         for (; done_ < at_; done_ += 64) s_ += p_[done_];
@@ -34,7 +34,7 @@ private:
     uint32_t s_ = 0;
 };
 
-// The whole group at once (the f32 tile, whose 4 W rows are swept by all rows of x).
-inline void touch_rows(const matrix_view& W, int64_t n, int64_t n1) { touch_ahead(W, n, n1).all(); }
+// The whole group of `rows` at once (the f32 tile, whose W rows are swept by all rows of x).
+inline void touch_rows(const matrix_view& W, int64_t n, int64_t n1, int64_t rows) { touch_ahead(W, n, n1, rows).all(); }
 
 }  // namespace wf
