@@ -22,8 +22,9 @@ void apply(const linear& l, const float* x, int64_t T, float* y) {
     const matrix_view& W = l.w;
     const int64_t N = W.n_rows, K = W.n_cols;
     if (T * N * K < min_parallel_work) return matmul(x, T, K, W, l.b, y, N, 0, N);
-    // ranges of a multiple of 8 columns (whole 4-row GEMV groups and 2-row GEMM pairs), each with enough work
-    const int64_t grain = (std::max<int64_t>(8, min_range_work / (T * K)) + 7) / 8 * 8;
+    // ranges of a multiple of 24 columns (whole 4-row GEMV groups, 2-row GEMM pairs and the f32 tile's groups of 4 or
+    // 6 rows), each with enough work
+    const int64_t grain = (std::max<int64_t>(24, min_range_work / (T * K)) + 23) / 24 * 24;
     parallel_for(N, grain, [&](int64_t n0, int64_t n1) { matmul(x, T, K, W, l.b, y, N, n0, n1); });
 }
 
