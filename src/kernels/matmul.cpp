@@ -109,8 +109,8 @@ inline B madd(B a, B b, B c) {
 
 // out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR f32 rows of W, pointers stepped: clang's wasm target
 // has no loop strength reduction, and an index costs V8 a shift and an add per address, on the ports the
-// multiply-adds use (BERT-base fill-mask at 128 tokens 9 % faster in Node, 7 % in Chromium; two steps of k a turn
-// measured no faster in Chromium and 28 % slower in Node).
+// multiply-adds use (BERT-base fill-mask at 128 tokens 7–9 % faster in Chromium; in Node 8 % in two runs, 0 % in three
+// later ones; two steps of k a turn measured no faster in Chromium and up to 28 % slower in Node).
 template <int MR, int NR, bool Fused>
 inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, float (&out)[MR][NR]) {
     B acc[MR][NR];
