@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { alternate, dispose, load } from './ab-work.mjs';
+import { compare } from './ab-work.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -32,20 +32,10 @@ if (roots.length !== 2 || !(Number.isInteger(rounds) && rounds >= 1) || !['node'
 const names = ['A', 'B'];
 const opts = { worker: false, threads: 1, cache: false };
 
-let ms, simd;
-if (env === 'node') {
-  const models = path.join(root, 'build/bench-models');
-  const engines = [];
-  for (const [i, name] of names.entries()) {
-    const wf = await import(path.join(roots[i], 'web/src/index.node.js'));
-    engines.push({ name, work: await load(wf, (m) => path.join(models, m), opts) });
-  }
-  simd = await Promise.all(engines.map((e) => e.work.fill.model.engineInfo().then((i) => i.simd)));
-  ms = await alternate(engines, rounds);
-  for (const e of engines) dispose(e.work);
-} else {
-  ({ ms, simd } = await inChromium());
-}
+const { ms, simd } = env === 'node'
+  ? await compare({ A: await import(path.join(roots[0], 'web/src/index.node.js')), B: await import(path.join(roots[1], 'web/src/index.node.js')) },
+    (m) => path.join(root, 'build/bench-models', m), opts, rounds)
+  : await inChromium();
 
 const q = (a, p) => [...a].sort((x, y) => x - y)[Math.floor(p * (a.length - 1))];
 for (const [i, name] of names.entries()) {

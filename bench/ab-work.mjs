@@ -1,11 +1,11 @@
-// The work bench/ab-builds.mjs times, for Node and for its Chromium page (ab-page.html) alike: load(wf, source, opts)
-// loads each model through one build's API (wf: its index module; source(name): where build/bench-models/name is) and
-// returns { name: () => Promise } per workload; dispose(work) frees them.
+// The work bench/ab-builds.mjs times, for Node and for its Chromium page (ab-page.html) alike: compare(builds, source,
+// opts, rounds) loads each model through each build's API (builds: { A: its index module, B: … }; source(name): where
+// build/bench-models/name is), times them alternating and returns { ms: { A: { work: ms[] }, B: … }, simd: [A's, B's] }.
 const words = 'the quick brown fox jumps over the lazy dog and then it runs far away into the deep dark forest where nobody can'.split(' ');
 const text = (n, mask = -1) => Array.from({ length: n }, (_, i) => (i === mask ? '[MASK]' : words[i % words.length])).join(' ');
 const classifyText = text(words.length), fillText = text(120, 60), prompt = text(128);
 
-export async function load(wf, source, opts) {
+async function load(wf, source, opts) {
   const classify = await wf.pipeline('text-classification', source('distilbert-cls'), opts);
   const fill = await wf.FillMask.load(source('bert-base'), opts);
   const gpt2f32 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'f32' });
@@ -18,12 +18,21 @@ export async function load(wf, source, opts) {
   };
 }
 
-export function dispose(work) {
+function dispose(work) {
   for (const w of Object.values(work)) w.model.dispose?.();
 }
 
+export async function compare(builds, source, opts, rounds) {
+  const engines = [];
+  for (const [name, wf] of Object.entries(builds)) engines.push({ name, work: await load(wf, source, opts) });
+  const simd = await Promise.all(engines.map((e) => e.work.fill.model.engineInfo().then((i) => i.simd)));
+  const ms = await alternate(engines, rounds);
+  for (const e of engines) dispose(e.work);
+  return { ms, simd };
+}
+
 // rounds of every workload per engine, A B then B A, …, after one warm-up each: { [engine]: { [work]: ms[] } }
-export async function alternate(engines, rounds) {
+async function alternate(engines, rounds) {
   const ms = Object.fromEntries(engines.map((e) => [e.name, {}]));
   for (const e of engines) for (const w of Object.values(e.work)) await w();
   for (let r = 0; r < rounds; r++)
