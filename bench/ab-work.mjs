@@ -3,7 +3,7 @@
 // build/bench-models/name is), times them alternating and returns { ms: { A: { work: ms[] }, B: … }, simd: [A's, B's] }.
 const words = 'the quick brown fox jumps over the lazy dog and then it runs far away into the deep dark forest where nobody can'.split(' ');
 const text = (n, mask = -1) => Array.from({ length: n }, (_, i) => (i === mask ? '[MASK]' : words[i % words.length])).join(' ');
-const classifyText = text(words.length), fillText = text(120, 60), prompt = text(128);
+const classifyText = text(words.length), fillText = text(120, 60), prompt = text(128), short = text(8);
 
 async function load(wf, source, opts) {
   const classify = await wf.pipeline('text-classification', source('distilbert-cls'), opts);
@@ -15,6 +15,7 @@ async function load(wf, source, opts) {
     fill: Object.assign(() => fill.fill(fillText, { top_k: 1 }), { model: fill }),
     'gpt2 f32': Object.assign(() => gpt2f32(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2f32 }),
     'gpt2 q8_0': Object.assign(() => gpt2q8(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2q8 }),
+    'gpt2 f32 decode 32': Object.assign(() => gpt2f32(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2f32 }),
   };
 }
 

@@ -12,8 +12,9 @@
 // where the CPU has it. On an Intel Xeon (FMA on two ports, the adds sharing one of them with the multiplies) BERT-base
 // fill-mask at 128 tokens took 762 → 629 ms, one text of 32 tokens on DistilBERT-base 105 → 88 ms; on an AMD EPYC
 // (separate add and multiply pipes) an earlier session measured no difference.
-// Decode and beams (M < 6) read W rows straight from storage, one at a time (one sequential stream), widened
-// in registers for one row of x (gemv_one_stream) or into a line for 2 to 5 (gemm_rows_stream) — unless those rows
+// Decode (M = 1) reads f32 W rows straight from storage, 8 rows far apart at a time (8 sequential streams:
+// gemv_streams); f16 and bf16 rows one at a time, widened in registers (gemv_one_stream). Beams (2 to 5 rows) read W
+// one row at a time, widened into a line for f16/bf16 (gemm_rows_stream) — unless those rows
 // of x outgrow L1 (4 rows of a 3072-wide ffn_down: 48 KB), where the tile takes them (768 × 3072 f32 at 4 rows in
 // Node 1.13 → 0.56 ms; a split of k into parts that fit measured slower, 0.47 → 0.85 ms at 2 rows).
 // q8_0 weights always run in integers on q8_0-quantized activations: below 16 rows (decode, beams) as integer dot
@@ -148,10 +149,36 @@ inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int
         for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
 }
 
-// One row of x against one W row at a time, four accumulators along k: W is read as one sequential stream. In wasm
-// (Node 20, GPT-2's shapes, weights far larger than the caches) one stream reads f32 at 28–36 GB/s, close to the
-// machine's 35 GB/s; 8 rows at a time (8 streams) read 21–23 GB/s, 2 or 4 rows 14–20. f16 and bf16 rows take it
-// too (their widening, not the reading, sets their pace: 3.4 GFLOP/s either way).
+// One row of x (decode) against f32 W: S rows of the range [n0, n1) at a time, (n1 − n0) / S rows apart, on the
+// register tile (one accumulator per row along k), so that memory delivers S sequential streams far apart. On this
+// Intel Xeon VM (wasm, Node 20, weights from memory, bench/gemv-f32.cpp) one W row at a time read 5.6–7.6 GB/s,
+// below a plain read loop's 7–8.7; 8 rows far apart read 10.1–12.5 GB/s at SmolLM2's, GPT-2's and BERT's shapes, 4
+// rows 9.2–11.2, while 4 adjacent rows gained only where a row is wider than a page (K ≥ 1536). (An AMD EPYC
+// of an earlier session, 35 GB/s, read 28–36 with one row at a time and 21–23 with 8 adjacent rows; far rows were not
+// measured there.) A row's arithmetic is the tile's whichever rows it goes with, so the results do not depend on
+// the range a thread is given.
+constexpr int kStreams = 8;
+void gemv_streams(const float* x, int64_t, int64_t, const matrix_view& Wm, const float* bias, float* y, int64_t, int64_t n0, int64_t n1) {
+    const int64_t K = Wm.n_cols, Q = (n1 - n0) / kStreams;
+    for (int64_t i = 0; i < Q; ++i) {
+        const uint8_t* w[kStreams];
+        for (int s = 0; s < kStreams; ++s) w[s] = Wm.row(n0 + s * Q + i);
+        float out[1][kStreams];
+        tile<1, kStreams, false>(x, K, w, K, out);
+        for (int s = 0; s < kStreams; ++s) {
+            const int64_t n = n0 + s * Q + i;
+            y[n] = out[0][s] + (bias ? bias[n] : 0.0f);
+        }
+    }
+    for (int64_t n = n0 + kStreams * Q; n < n1; ++n) {
+        const uint8_t* w[1] = {Wm.row(n)};
+        store_tile<1, 1, false>(x, K, w, K, bias, n, y, 0);
+    }
+}
+
+// One row of x against one W row at a time, four accumulators along k: W is read as one sequential stream. f16 and
+// bf16 rows take it (their widening, not the reading, sets their pace: 3.4 GFLOP/s either way); f32 rows take
+// gemv_streams (above).
 template <class Rows>
 void gemv_one_stream(const float* x, int64_t, int64_t, const matrix_view& Wm, const float* bias, float* y, int64_t, int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
@@ -317,7 +344,7 @@ using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const 
 path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7,
               p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small<false>,
               p_gemm_small_fused = &gemm_small<true>, p_gemm_rows = &gemm_rows_stream,
-              p_gemv_f32 = &gemv_one_stream<f32_rows>, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
+              p_gemv_f32 = &gemv_streams, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
 bool matmul_takes_u7(dtype w, int64_t M) { return M >= kQ8TileRows && u7_computes(w) && relaxed_simd(); }
