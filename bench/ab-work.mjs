@@ -5,17 +5,29 @@ const words = 'the quick brown fox jumps over the lazy dog and then it runs far 
 const text = (n, mask = -1) => Array.from({ length: n }, (_, i) => (i === mask ? '[MASK]' : words[i % words.length])).join(' ');
 const classifyText = text(words.length), fillText = text(120, 60), prompt = text(128), short = text(8);
 
+async function readJson(src) {
+  if (/^https?:/.test(src)) return (await fetch(src)).json();
+  const { readFile } = await import('node:fs/promises');
+  return JSON.parse(await readFile(src, 'utf8'));
+}
+
 async function load(wf, source, opts) {
   const classify = await wf.pipeline('text-classification', source('distilbert-cls'), opts);
   const fill = await wf.FillMask.load(source('bert-base'), opts);
   const gpt2f32 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'f32' });
   const gpt2q8 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q8_0' });
+  // Marian (opus-mt-en-de's shape): npm run bench's source sentence and options (</s> banned: 32 tokens every run)
+  const marian = await wf.Model.load(source('marian-en-de'), opts);
+  const ref = await readJson(source('marian-en-de/bench-reference.json'));
+  const translate = (num_beams) => marian.translate(ref.source_text, { num_beams, ...ref.options });
   return {
     classify: Object.assign(() => classify(classifyText), { model: classify }),
     fill: Object.assign(() => fill.fill(fillText, { top_k: 1 }), { model: fill }),
     'gpt2 f32': Object.assign(() => gpt2f32(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2f32 }),
     'gpt2 q8_0': Object.assign(() => gpt2q8(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2q8 }),
     'gpt2 f32 decode 32': Object.assign(() => gpt2f32(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2f32 }),
+    'marian greedy': Object.assign(() => translate(1), { model: marian }),
+    'marian 4 beams': Object.assign(() => translate(4), { model: { dispose() {} } }),
   };
 }
 

@@ -12,9 +12,9 @@
 // where the CPU has it. On an Intel Xeon (FMA on two ports, the adds sharing one of them with the multiplies) BERT-base
 // fill-mask at 128 tokens took 762 → 629 ms, one text of 32 tokens on DistilBERT-base 105 → 88 ms; on an AMD EPYC
 // (separate add and multiply pipes) an earlier session measured no difference.
-// Decode (M = 1) reads f32 W rows straight from storage, 8 rows far apart at a time (8 sequential streams:
-// gemv_streams); f16 and bf16 rows one at a time, widened in registers (gemv_one_stream). Beams (2 to 5 rows) read W
-// one row at a time, widened into a line for f16/bf16 (gemm_rows_stream) — unless those rows
+// Decode and beams (M < 6) read f32 W rows straight from storage, 8 rows far apart at a time for one row of x, 4 for
+// 2 to 5 (sequential streams: gemm_streams); f16 and bf16 rows one at a time (one stream), widened in registers for
+// one row of x (gemv_one_stream) or into a line for 2 to 5 (gemm_rows_stream) — unless those rows
 // of x outgrow L1 (4 rows of a 3072-wide ffn_down: 48 KB), where the tile takes them (768 × 3072 f32 at 4 rows in
 // Node 1.13 → 0.56 ms; a split of k into parts that fit measured slower, 0.47 → 0.85 ms at 2 rows).
 // q8_0 weights always run in integers on q8_0-quantized activations: below 16 rows (decode, beams) as integer dot
@@ -149,36 +149,48 @@ inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int
         for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
 }
 
-// One row of x (decode) against f32 W: S rows of the range [n0, n1) at a time, (n1 − n0) / S rows apart, on the
-// register tile (one accumulator per row along k), so that memory delivers S sequential streams far apart. On this
-// Intel Xeon VM (wasm, Node 20, weights from memory, bench/gemv-f32.cpp) one W row at a time read 5.6–7.6 GB/s,
-// below a plain read loop's 7–8.7; 8 rows far apart read 10.1–12.5 GB/s at SmolLM2's, GPT-2's and BERT's shapes, 4
-// rows 9.2–11.2, while 4 adjacent rows gained only where a row is wider than a page (K ≥ 1536). (An AMD EPYC
-// of an earlier session, 35 GB/s, read 28–36 with one row at a time and 21–23 with 8 adjacent rows; far rows were not
-// measured there.) A row's arithmetic is the tile's whichever rows it goes with, so the results do not depend on
-// the range a thread is given.
-constexpr int kStreams = 8;
-void gemv_streams(const float* x, int64_t, int64_t, const matrix_view& Wm, const float* bias, float* y, int64_t, int64_t n0, int64_t n1) {
-    const int64_t K = Wm.n_cols, Q = (n1 - n0) / kStreams;
+// Decode and beams (1 to 5 rows of x) against f32 W: S rows of the range [n0, n1) at a time, (n1 − n0) / S rows
+// apart, on the register tile (one accumulator per row of x and of W along k), so that memory delivers S sequential
+// streams far apart; 8 for one row of x (tile 1 × 8), 4 for more, swept by x's rows in pairs (2 × 4) while the 4 rows
+// are in L1. On this Intel Xeon VM (wasm, Node 20, weights from memory, bench/gemv-f32.cpp) one W row at a time read
+// 5.6–7.6 GB/s, below a plain read loop's 7–8.7; 8 rows far apart read 10.1–12.5 GB/s at SmolLM2's, GPT-2's and
+// BERT's shapes, 4 rows 9.2–11.2, while 4 adjacent rows gained only where a row is wider than a page (K ≥ 1536). (An
+// AMD EPYC of an earlier session, 35 GB/s, read 28–36 with one row at a time and 21–23 with 8 adjacent rows; far rows
+// were not measured there.) A result's arithmetic is the tile's whichever rows it goes with, so the results do not
+// depend on the range a thread is given.
+template <int S>
+void gemm_streams(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+                  int64_t n0, int64_t n1) {
+    const int64_t K = Wm.n_cols, Q = (n1 - n0) / S;
+    // rows m, m + 1 (MR of them) of x against the NR W rows w, into columns col of y
+    auto put = [&]<int MR, int NR>(int64_t m, const uint8_t* const (&w)[NR], const int64_t (&col)[NR]) {
+        float out[MR][NR];
+        tile<MR, NR, false>(x + m * ldx, ldx, w, K, out);
+        for (int r = 0; r < MR; ++r)
+            for (int j = 0; j < NR; ++j) y[(m + r) * ldy + col[j]] = out[r][j] + (bias ? bias[col[j]] : 0.0f);
+    };
+    auto sweep = [&]<int NR>(const uint8_t* const (&w)[NR], const int64_t (&col)[NR]) {
+        int64_t m = 0;
+        if constexpr (NR * 2 <= 8)
+            for (; m + 2 <= M; m += 2) put.template operator()<2, NR>(m, w, col);
+        for (; m < M; ++m) put.template operator()<1, NR>(m, w, col);
+    };
     for (int64_t i = 0; i < Q; ++i) {
-        const uint8_t* w[kStreams];
-        for (int s = 0; s < kStreams; ++s) w[s] = Wm.row(n0 + s * Q + i);
-        float out[1][kStreams];
-        tile<1, kStreams, false>(x, K, w, K, out);
-        for (int s = 0; s < kStreams; ++s) {
-            const int64_t n = n0 + s * Q + i;
-            y[n] = out[0][s] + (bias ? bias[n] : 0.0f);
-        }
+        const uint8_t* w[S];
+        int64_t col[S];
+        for (int s = 0; s < S; ++s) col[s] = n0 + s * Q + i, w[s] = Wm.row(col[s]);
+        sweep(w, col);
     }
-    for (int64_t n = n0 + kStreams * Q; n < n1; ++n) {
+    for (int64_t n = n0 + S * Q; n < n1; ++n) {
         const uint8_t* w[1] = {Wm.row(n)};
-        store_tile<1, 1, false>(x, K, w, K, bias, n, y, 0);
+        const int64_t col[1] = {n};
+        sweep(w, col);
     }
 }
 
 // One row of x against one W row at a time, four accumulators along k: W is read as one sequential stream. f16 and
 // bf16 rows take it (their widening, not the reading, sets their pace: 3.4 GFLOP/s either way); f32 rows take
-// gemv_streams (above).
+// gemm_streams (above).
 template <class Rows>
 void gemv_one_stream(const float* x, int64_t, int64_t, const matrix_view& Wm, const float* bias, float* y, int64_t, int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
@@ -250,19 +262,18 @@ inline void store_rows(const float* x, int64_t ldx, const float* w, int64_t K, f
     for (int m = 0; m < MR; ++m) y[m * ldy] = out[m] + b;
 }
 
-// 2 to 5 rows of x (beams, the texts of a greedy batch, short prompts) against W one row at a time, read as one
-// sequential stream, as gemv_one_stream reads it for one row of x, and swept by all rows of x (4, then the rest)
-// while it is in L1. The tile of gemm_small reads 4 W rows side by side: 4 streams from memory, which this machine
-// reads at about half the speed of one (wf-bench-kernels, W from memory, 2304 × 768 f32 in Node: 2 rows 0.40 → 0.28
-// ms, 4 rows 0.54 → 0.40; from 6 rows on the tile's fewer loads per multiply-add win: 8 rows 0.83 vs 1.15).
-// f16 and bf16 rows are widened into a line first, each once per call.
+// 2 to 5 rows of x (beams, the texts of a greedy batch, short prompts) against f16 or bf16 W one row at a time
+// (f32 rows take gemm_streams), read as one sequential stream, widened into a line and swept by all rows of x (4,
+// then the rest) while it is in L1: each W row is widened once per call. (It was f32's path too: on an AMD EPYC, 4
+// adjacent W rows side by side on gemm_small's tile, 2304 × 768 from memory in Node, took 0.40 ms at 2 rows and 0.54
+// at 4, one row at a time 0.28 and 0.40; from 6 rows on the tile's fewer loads per multiply-add win: 8 rows 0.83 vs
+// 1.15.)
 void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                       int64_t n0, int64_t n1) {
     const int64_t K = Wm.n_cols;
-    float* line = Wm.type == dtype::f32 ? nullptr : scratch(panel_buf, size_t(K));
+    float* w = scratch(panel_buf, size_t(K));
     for (int64_t n = n0; n < n1; ++n) {
-        const float* w = reinterpret_cast<const float*>(Wm.row(n));
-        if (line) widen_segment(Wm, n, 0, K, line), w = line;
+        widen_segment(Wm, n, 0, K, w);
         const float b = bias ? bias[n] : 0.0f;
         int64_t m = 0;
         for (; m + 4 <= M; m += 4) store_rows<4>(x + m * ldx, ldx, w, K, b, y + m * ldy + n, ldy);
@@ -344,7 +355,7 @@ using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const 
 path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7,
               p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small<false>,
               p_gemm_small_fused = &gemm_small<true>, p_gemm_rows = &gemm_rows_stream,
-              p_gemv_f32 = &gemv_streams, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
+              p_gemv_f32 = &gemm_streams<8>, p_gemm_rows_f32 = &gemm_streams<4>, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
 bool matmul_takes_u7(dtype w, int64_t M) { return M >= kQ8TileRows && u7_computes(w) && relaxed_simd(); }
@@ -372,7 +383,7 @@ path choose(dtype w, int64_t M, int64_t K) {
     // f32, f16, bf16 (and q2_K from 16 rows on, widened): the tile on W's rows from 6 rows on (and from 2 where x's
     // rows outgrow L1), its multiply-adds relaxed SIMD's where the instance runs it
     if (M >= kStreamRowsMax || M * K * 4 > kRowsL1Bytes) return relaxed_simd() ? p_gemm_small_fused : p_gemm_small;
-    if (M >= 2) return p_gemm_rows;
+    if (M >= 2) return w == dtype::f32 ? p_gemm_rows_f32 : p_gemm_rows;
     if (w == dtype::f32) return p_gemv_f32;
     if (w == dtype::f16) return p_gemv_f16;
     if (w == dtype::bf16) return p_gemv_bf16;
