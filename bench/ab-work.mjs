@@ -19,15 +19,17 @@ async function load(wf, source, opts) {
   // Marian (opus-mt-en-de's shape): npm run bench's source sentence and options (</s> banned: 32 tokens every run)
   const marian = await wf.Model.load(source('marian-en-de'), opts);
   const ref = await readJson(source('marian-en-de/bench-reference.json'));
+  const shared = { dispose() {} };  // a model that another workload disposes
   const translate = (num_beams) => marian.translate(ref.source_text, { num_beams, ...ref.options });
   return {
     classify: Object.assign(() => classify(classifyText), { model: classify }),
     fill: Object.assign(() => fill.fill(fillText, { top_k: 1 }), { model: fill }),
     'gpt2 f32': Object.assign(() => gpt2f32(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2f32 }),
     'gpt2 q8_0': Object.assign(() => gpt2q8(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2q8 }),
-    'gpt2 f32 decode 32': Object.assign(() => gpt2f32(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2f32 }),
+    'gpt2 f32 decode 32': Object.assign(() => gpt2f32(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
+    'gpt2 q8_0 decode 32': Object.assign(() => gpt2q8(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
     'marian greedy': Object.assign(() => translate(1), { model: marian }),
-    'marian 4 beams': Object.assign(() => translate(4), { model: { dispose() {} } }),
+    'marian 4 beams': Object.assign(() => translate(4), { model: shared }),
   };
 }
 

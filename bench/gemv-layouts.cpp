@@ -2,12 +2,13 @@
 // grouped q8_0 rows of src/kernels/dtype.h, which the engine uses since; this file is not part of it). y = W·x for one row x (quantized to q8_0, widened to int16 as the
 // engine's gemv_q8 does), cache-cold: W is one of enough copies to fill 256 MB, taken in turn. Four forms of the same
 // integer arithmetic:
-//   stored     the engine's kernel today (kernels/gemv-q8.cpp dot_q8_4rows): 4 rows of W as stored, 34-byte
+//   stored     the engine's kernel before the rows were grouped (kernels/gemv-q8.cpp): 4 rows of W as stored, 34-byte
 //              blocks (f16 scale + 32 int8), 4 streams, the 4 rows' scales widened per group beforehand
 //   one-row    W as stored read as one stream: one row at a time, 4 blocks per step (their scales side by side)
 //   grouped    W repacked once: per group of 4 rows and per block, the 4 rows' 32 codes side by side (128 bytes,
 //              16-byte aligned), the scales apart as floats: one aligned stream
 //   grouped+ra the same, touching the line 1 KB ahead (wasm has no prefetch; see kernels/touch.h)
+//   grouped Sfar  S groups (N / 4) / S groups apart read side by side: S streams far apart (the engine's since)
 // Build and run (Node 20):
 //   em++ -O3 -msimd128 -std=c++20 -Isrc -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sENVIRONMENT=node \
 //        -sWASM_ASYNC_COMPILATION=0 bench/gemv-layouts.cpp -o build/gemv-layouts.cjs && node build/gemv-layouts.cjs
@@ -128,12 +129,45 @@ __attribute__((noinline)) void grouped(const problem& p, const grouped_w& g, flo
     touch_sink = touched;
 }
 
+// S groups far apart ((N / 4) / S groups) read side by side: S streams (bench/gemv-f32.cpp found f32's decode faster so)
+template <int S>
+__attribute__((noinline)) void grouped_far(const problem& p, const grouped_w& g, float* y) {
+    const int nb = p.K / 32, groups = p.N / 4, Q = groups / S;
+    for (int i = 0; i < Q; ++i) {
+        const uint8_t* grp[S];
+        const float* ds[S];
+        v128_t acc[S];
+        for (int s = 0; s < S; ++s) {
+            const int gi = i + s * Q;
+            grp[s] = reinterpret_cast<const uint8_t*>(g.qs.data() + size_t(gi) * 4 * p.K);
+            ds[s] = g.ds.data() + size_t(gi) * 4 * nb;
+            acc[s] = wasm_f32x4_splat(0.0f);
+        }
+        for (int b = 0; b < nb; ++b) {
+            const int16_t* x = p.xq + b * 32;
+            const v128_t x0 = wasm_v128_load(x), x1 = wasm_v128_load(x + 8), x2 = wasm_v128_load(x + 16), x3 = wasm_v128_load(x + 24);
+            const v128_t xd = wasm_f32x4_splat(p.xd[b]);
+            for (int t = 0; t < S; ++t) {
+                const uint8_t* blk = grp[t] + b * 128;
+                v128_t s4[4];
+                for (int j = 0; j < 4; ++j) {
+                    s4[j] = block_dot(x0, x1, x2, x3, blk + 32 * j);
+                    sink = s4[j];
+                }
+                const v128_t scale = wasm_f32x4_mul(wasm_v128_load(ds[t] + 4 * b), xd);
+                acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum4(s4[0], s4[1], s4[2], s4[3])), scale));
+            }
+        }
+        for (int s = 0; s < S; ++s) wasm_v128_store(y + 4 * (i + s * Q), acc[s]);
+    }
+}
+
 }  // namespace
 
 int main() {
     std::mt19937 rng(1);
     std::printf("q8_0 decode GEMV (M = 1) in wasm, cache-cold: GB/s of q8_0 weights (34 bytes per 32) per second, 10th percentile\n");
-    std::printf("%-10s %18s %18s %18s %18s\n", "N x K", "stored", "one-row", "grouped", "grouped+ra");
+    std::printf("%-10s %18s %18s %18s %18s %18s %18s\n", "N x K", "stored", "one-row", "grouped", "grouped+ra", "grouped 2far", "grouped 4far");
     const int shapes[][2] = {{768, 768}, {2304, 768}, {3072, 768}, {768, 3072}, {1536, 640}, {640, 1536}};
     for (const auto& sh : shapes) {
         const int N = sh[0], K = sh[1], nb = K / 32;
@@ -163,12 +197,14 @@ int main() {
         std::vector<float> want(static_cast<size_t>(N)), got(static_cast<size_t>(N));
         stored(p, W.data(), want.data());
         std::printf("%4dx%-5d", N, K);
-        for (int v = 0; v < 4; ++v) {
+        for (int v = 0; v < 6; ++v) {
             const auto run = [&](int c, float* out) {
                 if (v == 0) stored(p, W.data() + c * bytes, out);
                 else if (v == 1) one_row(p, W.data() + c * bytes, out);
                 else if (v == 2) grouped<0>(p, G[c], out);
-                else grouped<1024>(p, G[c], out);
+                else if (v == 3) grouped<1024>(p, G[c], out);
+                else if (v == 4) grouped_far<2>(p, G[c], out);
+                else grouped_far<4>(p, G[c], out);
             };
             run(0, got.data());
             double err = 0;  // the forms sum in different orders: relative differences of float rounding only

@@ -17,7 +17,6 @@
 #include "kernels/kernels.h"
 #include "kernels/matmul-paths.h"
 #include "kernels/quants.h"
-#include "kernels/touch.h"
 
 namespace wf::matmul_detail {
 namespace {
@@ -120,40 +119,50 @@ inline void dot_q8_rows(const int16_t* xq_row, const float* xd, const uint8_t* c
 }
 
 #if defined(__wasm_simd128__)
-// Four W rows at once, their block scales widened beforehand into sc (nb × 4 floats, block-major): per block, the
-// four rows' int32 partial sums are transposed into one vector [S0, S1, S2, S3] and scaled by one vector multiply,
-// instead of four scalar f16 conversions, splats and multiplies. Row j's block b is 32 codes at w[j] + step·b: rows as
-// stored (w[j] a row's first codes, step 34) or a group of grouped rows (dtype.h: w[j] = group + 8·nb + 32·j, step 128, the 4
-// rows' codes one aligned stream). Ahead: one byte of each line 1 KB ahead (below end) read as the rows are, so that
-// memory streams them (kernels/touch.h): a grouped GEMV reads ~8 GB/s in Node where rows as stored read 5–6
-// (bench/gemv-layouts.cpp).
+// Four W rows (a "set") whose block b is 32 codes at w[j] + step·b: rows as stored (w[j] a row's first codes, step
+// 34; their scales widened beforehand into sc, nb × 4 floats, block-major) or a group of grouped rows (dtype.h: w[j] =
+// group + 8·nb + 32·j, step 128, the 4 rows' codes one aligned stream; hs the group's f16 scales). Rows [lo, hi) of
+// y are the range's (a group may reach past either end of it).
+struct q8_set {
+    const uint8_t* w[4];
+    const uint8_t* hs;
+    const float* sc;
+    int64_t step, first, lo, hi;
+};
+
+// S sets at once, against one row of x: per block, each set's four int32 partial sums are transposed into one vector
+// [S0, S1, S2, S3] and scaled by one vector multiply, instead of four scalar f16 conversions, splats and multiplies.
+// The S sets are far apart in W (gemv_q8 takes sets (count / S) apart): S sequential streams, which this Intel Xeon
+// VM reads at 11–12 GB/s for 4 sets where one grouped set at a time read 7 (bench/gemv-layouts.cpp, Node 20; the
+// f32 GEMV's finding, kernels/matmul.cpp gemm_streams). A lane's arithmetic is the same whatever the other lanes and
+// sets are, so a row's result does not depend on where a thread's range starts.
 inline thread_local volatile v128_t block_sink;
-inline void dot_q8_4rows(const int16_t* xq_row, const float* xd, const uint8_t* const (&w)[4], int64_t step, const float* sc, const uint8_t* hs,
-                         int64_t nb, const uint8_t* end, float* out) {
-    v128_t acc = wasm_f32x4_splat(0.0f);
-    uint32_t touched = 0;
-    const int64_t left = end - w[0];  // bytes from w[0] to the end of W
+template <int S>
+inline void dot_q8_sets(const int16_t* xq_row, const float* xd, q8_set* const (&set)[S], int64_t nb, v128_t (&out)[S]) {
+    v128_t acc[S];
+    for (int t = 0; t < S; ++t) acc[t] = wasm_f32x4_splat(0.0f);
     for (int64_t b = 0; b < nb; ++b) {
-        if (step * b + 1024 + 64 < left) touched += w[0][step * b + 1024] + w[0][step * b + 1024 + 64];
         const int16_t* xq = xq_row + b * q8_block;
         const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
-        v128_t s[4];
-        for (int n = 0; n < 4; ++n) {
-            s[n] = block_dot(x0, x1, x2, x3, w[n] + step * b);
-            block_sink = s[n];  // a store after each row's sum: V8 would otherwise load the 4 rows' codes first, then spill
+        for (int t = 0; t < S; ++t) {
+            const q8_set& st = *set[t];
+            v128_t s[4];
+            for (int n = 0; n < 4; ++n) {
+                s[n] = block_dot(x0, x1, x2, x3, st.w[n] + st.step * b);
+                block_sink = s[n];  // a store after each row's sum: V8 would otherwise load the 4 rows' codes first, then spill
+            }
+            // [s0a+s0c, s1a+s1c, s0b+s0d, s1b+s1d] and the same for rows 2, 3; then one more add gives the four sums
+            const v128_t u01 = wasm_i32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 4, 1, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 6, 3, 7));
+            const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
+            const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
+            // grouped rows' scales: finite and not negative (dtype.h), so (h << 13)·2^112 is the float, exactly
+            const v128_t d = st.hs ? wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(st.hs + 2 * row_group * b), 13), wasm_f32x4_splat(0x1p112f))
+                                   : wasm_v128_load(st.sc + 4 * b);
+            const v128_t scale = wasm_f32x4_mul(d, wasm_f32x4_splat(xd[b]));
+            acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale));
         }
-        // [s0a+s0c, s1a+s1c, s0b+s0d, s1b+s1d] and the same for rows 2, 3; then one more add gives the four sums
-        const v128_t u01 = wasm_i32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 4, 1, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 6, 3, 7));
-        const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
-        const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
-        // grouped rows' scales: finite and not negative (dtype.h), so (h << 13)·2^112 is the float, exactly
-        const v128_t d = hs ? wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(hs + 2 * row_group * b), 13), wasm_f32x4_splat(0x1p112f))
-                            : wasm_v128_load(sc + 4 * b);
-        const v128_t scale = wasm_f32x4_mul(d, wasm_f32x4_splat(xd[b]));
-        acc = wasm_f32x4_add(acc, wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale));
     }
-    touch_sink = touched;
-    wasm_v128_store(out, acc);
+    for (int t = 0; t < S; ++t) out[t] = acc[t];
 }
 #endif
 
@@ -167,38 +176,62 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     const int64_t K = Wm.n_cols, nb = K / q8_block;
     thread_local q8_activations xq;
     xq.set(x, M, ldx, K);
+    // W rows 4 at a time (a set); in wasm the last 1–3 rows too (the 4th pointer repeated), so that a column's value
+    // does not depend on where a thread's column range starts: the transposed 4-row sum rounds differently from
+    // dot_q8_rows. Grouped rows (dtype.h) a whole group at a time, as one stream, the rows of the range kept (its
+    // lanes are the same operations on each row whatever the other three are). Sets 4 at a time, count / 4 sets
+    // apart (4 streams far apart), the last count % 4 one at a time.
 #if defined(__wasm_simd128__)
-    float* sc = scratch(scale_buf, size_t(4 * nb));
-#endif
-    // W rows 4 at a time; in wasm the last 1–3 rows too (the 4th pointer repeated), so that a column's value does not
-    // depend on where a thread's column range starts: the transposed 4-row sum rounds differently from dot_q8_rows.
-    // Grouped rows (dtype.h) a whole group at a time, as one stream, the rows of the range kept (its lanes are the same
-    // operations on each row whatever the other three are).
-#if defined(__wasm_simd128__)
+    constexpr int S = 4;
     const int64_t grouped = grouped_rows(Wm);
+    thread_local std::vector<q8_set> sets;
+    sets.clear();
     for (int64_t n = n0; n < n1;) {
-        const uint8_t* w[4];
-        const uint8_t* hs = nullptr;
-        int64_t first = n, step = row_group * q8_block;
+        q8_set st{};
         if (n < grouped) {
-            first = n / row_group * row_group;
-            hs = Wm.row(first);  // the group's scales, widened block by block as the codes are read
-            for (int j = 0; j < 4; ++j) w[j] = hs + 2 * row_group * nb + q8_block * j;
+            st.first = n / row_group * row_group;
+            st.hs = Wm.row(st.first);  // the group's scales, widened block by block as the codes are read
+            for (int j = 0; j < 4; ++j) st.w[j] = st.hs + 2 * row_group * nb + q8_block * j;
+            st.step = row_group * q8_block;
         } else {
+            st.first = n;
             const int64_t rows = std::min<int64_t>(4, n1 - n);
-            const uint8_t* r[4] = {Wm.row(n), Wm.row(n + std::min<int64_t>(1, rows - 1)), Wm.row(n + std::min<int64_t>(2, rows - 1)),
-                                   Wm.row(n + std::min<int64_t>(3, rows - 1))};
-            for (int64_t b = 0; b < nb; ++b) wasm_v128_store(sc + 4 * b, half4(r, b * int64_t(sizeof(block_q8_0))));
-            for (int j = 0; j < 4; ++j) w[j] = r[j] + 2;
-            step = sizeof(block_q8_0);
+            for (int j = 0; j < 4; ++j) st.w[j] = Wm.row(n + std::min<int64_t>(j, rows - 1)) + 2;
+            st.step = sizeof(block_q8_0);
         }
-        const int64_t last = std::min(first + 4, n1);  // rows [n, last) of this step are the range's
+        st.lo = n, st.hi = std::min(st.first + 4, n1);
+        sets.push_back(st);
+        n = st.hi;
+    }
+    // rows as stored: the scales of the sets computed together widened beforehand, each set's into its part of sc
+    float* sc = scratch(scale_buf, size_t(S * 4 * nb));
+    auto put = [&]<int T>(q8_set* const (&set)[T]) {
+        for (int t = 0; t < T; ++t) {
+            q8_set& st = *set[t];
+            if (st.hs) continue;
+            const uint8_t* r[4] = {st.w[0] - 2, st.w[1] - 2, st.w[2] - 2, st.w[3] - 2};
+            st.sc = sc + t * 4 * nb;
+            for (int64_t b = 0; b < nb; ++b) wasm_v128_store(sc + t * 4 * nb + 4 * b, half4(r, b * int64_t(sizeof(block_q8_0))));
+        }
         for (int64_t m = 0; m < M; ++m) {
-            float out[4];
-            dot_q8_4rows(xq.q.data() + m * K, xq.d.data() + m * nb, w, step, sc, hs, nb, Wm.row(Wm.n_rows), out);
-            for (int64_t j = n; j < last; ++j) y[m * ldy + j] = out[j - first] + (bias ? bias[j] : 0.0f);
+            v128_t out[T];
+            dot_q8_sets<T>(xq.q.data() + m * K, xq.d.data() + m * nb, set, nb, out);
+            for (int t = 0; t < T; ++t) {
+                float o[4];
+                wasm_v128_store(o, out[t]);
+                for (int64_t j = set[t]->lo; j < set[t]->hi; ++j) y[m * ldy + j] = o[j - set[t]->first] + (bias ? bias[j] : 0.0f);
+            }
         }
-        n = last;
+    };
+    const int64_t count = int64_t(sets.size()), Q = count / S;
+    for (int64_t i = 0; i < Q; ++i) {
+        q8_set* set[S];
+        for (int t = 0; t < S; ++t) set[t] = &sets[size_t(i + t * Q)];
+        put(set);
+    }
+    for (int64_t i = S * Q; i < count; ++i) {
+        q8_set* set[1] = {&sets[size_t(i)]};
+        put(set);
     }
 #else
     // grouped rows (the tests' only: the loader groups in wasm) read back as stored

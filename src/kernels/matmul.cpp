@@ -21,9 +21,11 @@
 // products on W, each W row read once for all rows of x (3.8× fewer weight bytes than f32, at integer speed); from
 // 16 rows on as an integer outer-product tile on packed W (gemm_q8). 4 rows (4 beams) once took the tile, which packs
 // W on every call: 0.316 ms for BERT-base's 768 × 768 in wasm, 0.144 ms now. In wasm the loader stores the q8_0
-// matrices it converts with their rows grouped by 4 (dtype.h: group_rows; q4_0's too), which the GEMV reads as one stream with
-// a read 1 KB ahead: 7.2–8.1 GB/s cache-cold in Node against 4.9–5.7 for 4 rows as stored (GPT-2 small q8_0 decode
-// 40.6 → 52.1 tok/s, 2.58× onnxruntime-web's int8 in the same run); the packing of the prefill tiles reads either.
+// matrices it converts with their rows grouped by 4 (dtype.h: group_rows; q4_0's too), which the GEMV reads as one stream:
+// 7.2–8.1 GB/s cache-cold in Node against 4.9–5.7 for 4 rows as stored (GPT-2 small q8_0 decode 40.6 → 52.1 tok/s,
+// 2.58× onnxruntime-web's int8 in the same run); 4 such groups far apart at a time (gemv-q8.cpp: 4 streams, as f32's
+// gemm_streams) 11–12 GB/s on an Intel Xeon VM (GPT-2 small q8_0 decode 0.63× the time in Node, 0.68× in
+// Chromium); the packing of the prefill tiles reads either.
 // The other block types (q4_0 … q6_K, iq4_nl: kernels/quants.h) run in integers too below 16 rows (gemv_quant, on
 // q8_0 or q8_K activations, W read once per 3 rows: their scalar dequantizers made gemm_small's widening 20× the
 // work at 4 rows). From 16 rows on, q4_0, q5_0 and iq4_nl take gemm_q8 (each panel's rows re-blocked exactly as
