@@ -1,10 +1,12 @@
 // Decode GEMV on f32 weights in wasm (y = W·x, one row x), cache-cold: W is one of enough copies to fill 256 MB,
 // taken in turn. Forms of the same arithmetic, to find what bounds the f32 decode below the read ceiling:
 //   read     no arithmetic: W's v128 loads summed (the bench probe's loop), the ceiling for this harness
-//   index    the engine's gemv_one_stream: 4 accumulators, loads at x + k and w + k
+//   index    the engine's former f32 kernel (gemv_one_stream, which f16 / bf16 keep): 4 accumulators, loads at x + k, w + k
 //   step     the same on stepped pointers
 //   step+ra  stepped, one byte of the line Ahead bytes ahead touched per 64 bytes
-//   2rows    two W rows at a time (2 streams), stepped
+//   2rows    two W rows at a time (2 streams), stepped; 4rows: four
+//   Sfar     S rows N / S apart at a time (S streams far apart; the engine's since, kernels/matmul.cpp gemm_streams)
+//   halves   one row at a time, its two halves side by side
 // Build and run (Node 20):
 //   em++ -O3 -msimd128 -std=c++20 -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sENVIRONMENT=node \
 //        -sWASM_ASYNC_COMPILATION=0 bench/gemv-f32.cpp -o build/gemv-f32.cjs && node build/gemv-f32.cjs
@@ -23,13 +25,7 @@ namespace {
 
 volatile float sinkf;
 
-inline v128_t madd(v128_t a, v128_t b, v128_t c) {
-#ifdef RELAXED
-    return __builtin_wasm_relaxed_madd_f32x4(a, b, c);
-#else
-    return wasm_f32x4_add(wasm_f32x4_mul(a, b), c);
-#endif
-}
+inline v128_t madd(v128_t a, v128_t b, v128_t c) { return wasm_f32x4_add(wasm_f32x4_mul(a, b), c); }
 inline float hsum(v128_t v) {
     return wasm_f32x4_extract_lane(v, 0) + wasm_f32x4_extract_lane(v, 1) + wasm_f32x4_extract_lane(v, 2) + wasm_f32x4_extract_lane(v, 3);
 }
@@ -111,6 +107,7 @@ __attribute__((noinline)) void four_rows(const float* x, const float* W, int N, 
     }
 }
 
+// S rows N / S apart: S streams in pages far apart, whatever K is
 template <int S>
 __attribute__((noinline)) void far(const float* x, const float* W, int N, int K, float* y) {
     const int Q = N / S;
@@ -124,23 +121,6 @@ __attribute__((noinline)) void far(const float* x, const float* W, int N, int K,
             for (int s = 0; s < S; ++s) a[s] = madd(x0, wasm_v128_load(w[s]), a[s]), w[s] += 4;
         }
         for (int s = 0; s < S; ++s) y[n + s * Q] = hsum(a[s]);
-    }
-}
-
-// four rows N / 4 apart: four streams in pages far apart, whatever K is
-__attribute__((noinline)) void four_far(const float* x, const float* W, int N, int K, float* y) {
-    const int Q = N / 4;
-    for (int n = 0; n < Q; ++n) {
-        const float* w0 = W + size_t(n) * K;
-        const float *w1 = w0 + size_t(Q) * K, *w2 = w1 + size_t(Q) * K, *w3 = w2 + size_t(Q) * K;
-        v128_t a = wasm_f32x4_splat(0), b = a, c = a, d = a;
-        const float* xp = x;
-        for (const float* we = w0 + K; w0 != we; w0 += 4, w1 += 4, w2 += 4, w3 += 4, xp += 4) {
-            const v128_t x0 = wasm_v128_load(xp);
-            a = madd(x0, wasm_v128_load(w0), a), b = madd(x0, wasm_v128_load(w1), b);
-            c = madd(x0, wasm_v128_load(w2), c), d = madd(x0, wasm_v128_load(w3), d);
-        }
-        y[n] = hsum(a), y[n + Q] = hsum(b), y[n + 2 * Q] = hsum(c), y[n + 3 * Q] = hsum(d);
     }
 }
 
@@ -193,7 +173,7 @@ int main() {
                 case 4: step<4096>(x.data(), w, N, K, out); break;
                 case 5: two_rows(x.data(), w, N, K, out); break;
                 case 6: four_rows(x.data(), w, N, K, out); break;
-                case 7: four_far(x.data(), w, N, K, out); break;
+                case 7: far<4>(x.data(), w, N, K, out); break;
                 case 8: halves(x.data(), w, N, K, out); break;
                 case 9: far<2>(x.data(), w, N, K, out); break;
                 case 10: far<3>(x.data(), w, N, K, out); break;

@@ -183,26 +183,27 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     // apart (4 streams far apart), the last count % 4 one at a time.
 #if defined(__wasm_simd128__)
     constexpr int S = 4;
-    const int64_t grouped = grouped_rows(Wm);
-    thread_local std::vector<q8_set> sets;
-    sets.clear();
-    for (int64_t n = n0; n < n1;) {
+    // the range's sets: first the groups it touches (grouped rows), then 4 rows as stored at a time from where the
+    // groups end; set k made when it is computed
+    const int64_t grouped = grouped_rows(Wm), g_end = std::min(n1, grouped), s_begin = std::max(n0, grouped);
+    const int64_t first_group = n0 / row_group, group_sets = n0 < g_end ? (g_end - 1) / row_group - first_group + 1 : 0;
+    const int64_t count = group_sets + (std::max<int64_t>(0, n1 - s_begin) + 3) / 4;
+    auto set_at = [&](int64_t k) {
         q8_set st{};
-        if (n < grouped) {
-            st.first = n / row_group * row_group;
+        if (k < group_sets) {
+            st.first = (first_group + k) * row_group;
             st.hs = Wm.row(st.first);  // the group's scales, widened block by block as the codes are read
             for (int j = 0; j < 4; ++j) st.w[j] = st.hs + 2 * row_group * nb + q8_block * j;
             st.step = row_group * q8_block;
         } else {
-            st.first = n;
-            const int64_t rows = std::min<int64_t>(4, n1 - n);
-            for (int j = 0; j < 4; ++j) st.w[j] = Wm.row(n + std::min<int64_t>(j, rows - 1)) + 2;
+            st.first = s_begin + 4 * (k - group_sets);
+            const int64_t rows = std::min<int64_t>(4, n1 - st.first);
+            for (int j = 0; j < 4; ++j) st.w[j] = Wm.row(st.first + std::min<int64_t>(j, rows - 1)) + 2;
             st.step = sizeof(block_q8_0);
         }
-        st.lo = n, st.hi = std::min(st.first + 4, n1);
-        sets.push_back(st);
-        n = st.hi;
-    }
+        st.lo = std::max(st.first, n0), st.hi = std::min(st.first + 4, n1);
+        return st;
+    };
     // rows as stored: the scales of the sets computed together widened beforehand, each set's into its part of sc
     float* sc = scratch(scale_buf, size_t(S * 4 * nb));
     auto put = [&]<int T>(q8_set* const (&set)[T]) {
@@ -223,14 +224,16 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
             }
         }
     };
-    const int64_t count = int64_t(sets.size()), Q = count / S;
+    const int64_t Q = count / S;
     for (int64_t i = 0; i < Q; ++i) {
+        q8_set sets[S];
         q8_set* set[S];
-        for (int t = 0; t < S; ++t) set[t] = &sets[size_t(i + t * Q)];
+        for (int t = 0; t < S; ++t) sets[t] = set_at(i + t * Q), set[t] = &sets[t];
         put(set);
     }
     for (int64_t i = S * Q; i < count; ++i) {
-        q8_set* set[1] = {&sets[size_t(i)]};
+        q8_set one = set_at(i);
+        q8_set* set[1] = {&one};
         put(set);
     }
 #else

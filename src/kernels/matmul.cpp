@@ -340,8 +340,8 @@ void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, c
 
 }  // namespace
 
-// f32, f16, bf16 weights: from 2 rows of x to below this many, W one row at a time (gemm_rows_stream); from there on,
-// the tile on 4 W rows (gemm_small).
+// f32, f16, bf16 weights: below this many rows of x, W as streams (f32: 4 or 8 rows far apart, gemm_streams; f16 and
+// bf16 one row at a time, gemv_one_stream / gemm_rows_stream); from there on, the tile on 4 (6) W rows (gemm_small).
 constexpr int64_t kStreamRowsMax = 6;
 // … unless x's rows outgrow L1: one W row at a time then reads all of them again from L2 for every W row
 constexpr int64_t kRowsL1Bytes = 16 * 1024;
