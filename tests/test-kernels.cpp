@@ -115,8 +115,7 @@ TEST_CASE("matmul matches its scalar twin for every weight type and shape", "[ke
             for (int64_t K : {1, 3, 15, 17, 31, 33, 767, 769})
                 for (int64_t N : {1, 3, 17, 33}) check_matmul(M, K, N, type, seed++);
         check_matmul(2, 3072, 15, type, seed++);
-        // f32's streams (N / 8 rows apart for one row of x, N / 4 for 2 to 5) with 7 / 3 rows left over, and many
-        // rows per stream
+        // f32's streams (4 W rows N / 4 apart) with 3 rows left over, and many rows per stream
         check_matmul(1, 33, 23, type, seed++);
         check_matmul(1, 769, 775, type, seed++);
         check_matmul(3, 33, 23, type, seed++);

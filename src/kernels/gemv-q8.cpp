@@ -180,7 +180,7 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     // does not depend on where a thread's column range starts: the transposed 4-row sum rounds differently from
     // dot_q8_rows. Grouped rows (dtype.h) a whole group at a time, as one stream, the rows of the range kept (its
     // lanes are the same operations on each row whatever the other three are). Sets 4 at a time, count / 4 sets
-    // apart (4 streams far apart), the last count % 4 one at a time.
+    // apart (4 streams far apart).
 #if defined(__wasm_simd128__)
     constexpr int S = 4;
     // the range's sets: first the groups it touches (grouped rows), then 4 rows as stored at a time from where the
@@ -224,16 +224,13 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
             }
         }
     };
+    // the last count % S sets together, the last one repeated to fill the S (it writes the same values again): one
+    // kernel in the wasm instead of a second one for the tail (the engine's size budget)
     const int64_t Q = count / S;
-    for (int64_t i = 0; i < Q; ++i) {
+    for (int64_t i = 0; i < Q + (count % S != 0); ++i) {
         q8_set sets[S];
         q8_set* set[S];
-        for (int t = 0; t < S; ++t) sets[t] = set_at(i + t * Q), set[t] = &sets[t];
-        put(set);
-    }
-    for (int64_t i = S * Q; i < count; ++i) {
-        q8_set one = set_at(i);
-        q8_set* set[1] = {&one};
+        for (int t = 0; t < S; ++t) sets[t] = set_at(i < Q ? i + t * Q : std::min(S * Q + t, count - 1)), set[t] = &sets[t];
         put(set);
     }
 #else

@@ -12,8 +12,8 @@
 // where the CPU has it. On an Intel Xeon (FMA on two ports, the adds sharing one of them with the multiplies) BERT-base
 // fill-mask at 128 tokens took 762 → 629 ms, one text of 32 tokens on DistilBERT-base 105 → 88 ms; on an AMD EPYC
 // (separate add and multiply pipes) an earlier session measured no difference.
-// Decode and beams (M < 6) read f32 W rows straight from storage, 8 rows far apart at a time for one row of x, 4 for
-// 2 to 5 (sequential streams: gemm_streams); f16 and bf16 rows one at a time (one stream), widened in registers for
+// Decode and beams (M < 6) read f32 W rows straight from storage, 4 rows far apart at a time (4 sequential streams:
+// gemm_streams); f16 and bf16 rows one at a time (one stream), widened in registers for
 // one row of x (gemv_one_stream) or into a line for 2 to 5 (gemm_rows_stream) — unless those rows
 // of x outgrow L1 (4 rows of a 3072-wide ffn_down: 48 KB), where the tile takes them (768 × 3072 f32 at 4 rows in
 // Node 1.13 → 0.56 ms; a split of k into parts that fit measured slower, 0.47 → 0.85 ms at 2 rows).
@@ -153,8 +153,9 @@ inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int
 
 // Decode and beams (1 to 5 rows of x) against f32 W: S rows of the range [n0, n1) at a time, (n1 − n0) / S rows
 // apart, on the register tile (one accumulator per row of x and of W along k), so that memory delivers S sequential
-// streams far apart; 8 for one row of x (tile 1 × 8), 4 for more, swept by x's rows in pairs (2 × 4) while the 4 rows
-// are in L1. On this Intel Xeon VM (wasm, Node 20, weights from memory, bench/gemv-f32.cpp) one W row at a time read
+// streams far apart; 4, swept by x's rows in pairs (2 × 4, then 1 × 4) while the 4 rows are in L1. (8 for one row of
+// x, on a 1 × 8 tile, read ~10 % faster still, and the A/B numbers of README's build note were measured with it, but
+// its code took the wasm over its 400 KB budget: tests/js/pack.test.mjs.) On this Intel Xeon VM (wasm, Node 20, weights from memory, bench/gemv-f32.cpp) one W row at a time read
 // 5.6–7.6 GB/s, below a plain read loop's 7–8.7; 8 rows far apart read 10.1–12.5 GB/s at SmolLM2's, GPT-2's and
 // BERT's shapes, 4 rows 9.2–11.2, while 4 adjacent rows gained only where a row is wider than a page (K ≥ 1536). (An
 // AMD EPYC of an earlier session, 35 GB/s, read 28–36 with one row at a time and 21–23 with 8 adjacent rows; far rows
@@ -340,7 +341,7 @@ void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, c
 
 }  // namespace
 
-// f32, f16, bf16 weights: below this many rows of x, W as streams (f32: 4 or 8 rows far apart, gemm_streams; f16 and
+// f32, f16, bf16 weights: below this many rows of x, W as streams (f32: 4 rows far apart, gemm_streams; f16 and
 // bf16 one row at a time, gemv_one_stream / gemm_rows_stream); from there on, the tile on 4 (6) W rows (gemm_small).
 constexpr int64_t kStreamRowsMax = 6;
 // … unless x's rows outgrow L1: one W row at a time then reads all of them again from L2 for every W row
@@ -357,7 +358,7 @@ using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const 
 path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7,
               p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small<false>,
               p_gemm_small_fused = &gemm_small<true>, p_gemm_rows = &gemm_rows_stream,
-              p_gemv_f32 = &gemm_streams<8>, p_gemm_rows_f32 = &gemm_streams<4>, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
+              p_gemv_f32 = &gemm_streams<4>, p_gemm_rows_f32 = &gemm_streams<4>, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
 bool matmul_takes_u7(dtype w, int64_t M) { return M >= kQ8TileRows && u7_computes(w) && relaxed_simd(); }
