@@ -206,8 +206,8 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
     };
     // rows as stored: the scales of the sets computed together widened beforehand, each set's into its part of sc
     float* sc = scratch(scale_buf, size_t(S * 4 * nb));
-    auto put = [&]<int T>(q8_set* const (&set)[T]) {
-        for (int t = 0; t < T; ++t) {
+    auto put = [&](q8_set* const (&set)[S]) {
+        for (int t = 0; t < S; ++t) {
             q8_set& st = *set[t];
             if (st.hs) continue;
             const uint8_t* r[4] = {st.w[0] - 2, st.w[1] - 2, st.w[2] - 2, st.w[3] - 2};
@@ -215,9 +215,9 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
             for (int64_t b = 0; b < nb; ++b) wasm_v128_store(sc + t * 4 * nb + 4 * b, half4(r, b * int64_t(sizeof(block_q8_0))));
         }
         for (int64_t m = 0; m < M; ++m) {
-            v128_t out[T];
-            dot_q8_sets<T>(xq.q.data() + m * K, xq.d.data() + m * nb, set, nb, out);
-            for (int t = 0; t < T; ++t) {
+            v128_t out[S];
+            dot_q8_sets<S>(xq.q.data() + m * K, xq.d.data() + m * nb, set, nb, out);
+            for (int t = 0; t < S; ++t) {
                 float o[4];
                 wasm_v128_store(o, out[t]);
                 for (int64_t j = set[t]->lo; j < set[t]->hi; ++j) y[m * ldy + j] = o[j - set[t]->first] + (bias ? bias[j] : 0.0f);

@@ -161,9 +161,9 @@ inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int
 // AMD EPYC of an earlier session, 35 GB/s, read 28–36 with one row at a time and 21–23 with 8 adjacent rows; far rows
 // were not measured there.) A result's arithmetic is the tile's whichever rows it goes with, so the results do not
 // depend on the range a thread is given.
-template <int S>
 void gemm_streams(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                   int64_t n0, int64_t n1) {
+    constexpr int S = 4;
     const int64_t K = Wm.n_cols, Q = (n1 - n0) / S;
     // rows m, m + 1 (MR of them) of x against the NR W rows w, into columns col of y
     auto put = [&]<int MR, int NR>(int64_t m, const uint8_t* const (&w)[NR], const int64_t (&col)[NR]) {
@@ -174,9 +174,8 @@ void gemm_streams(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm,
     };
     auto sweep = [&]<int NR>(const uint8_t* const (&w)[NR], const int64_t (&col)[NR]) {
         int64_t m = 0;
-        if constexpr (NR * 2 <= 8)
-            for (; m + 2 <= M; m += 2) put.template operator()<2, NR>(m, w, col);
-        for (; m < M; ++m) put.template operator()<1, NR>(m, w, col);
+        for (; m + 2 <= M; m += 2) put.template operator()<2, NR>(m, w, col);
+        if (m < M) put.template operator()<1, NR>(m, w, col);
     };
     for (int64_t i = 0; i < Q; ++i) {
         const uint8_t* w[S];
@@ -358,7 +357,7 @@ using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const 
 path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7,
               p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small<false>,
               p_gemm_small_fused = &gemm_small<true>, p_gemm_rows = &gemm_rows_stream,
-              p_gemv_f32 = &gemm_streams<4>, p_gemm_rows_f32 = &gemm_streams<4>, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
+              p_gemm_streams = &gemm_streams, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
 bool matmul_takes_u7(dtype w, int64_t M) { return M >= kQ8TileRows && u7_computes(w) && relaxed_simd(); }
@@ -386,8 +385,8 @@ path choose(dtype w, int64_t M, int64_t K) {
     // f32, f16, bf16 (and q2_K from 16 rows on, widened): the tile on W's rows from 6 rows on (and from 2 where x's
     // rows outgrow L1), its multiply-adds relaxed SIMD's where the instance runs it
     if (M >= kStreamRowsMax || M * K * 4 > kRowsL1Bytes) return relaxed_simd() ? p_gemm_small_fused : p_gemm_small;
-    if (M >= 2) return w == dtype::f32 ? p_gemm_rows_f32 : p_gemm_rows;
-    if (w == dtype::f32) return p_gemv_f32;
+    if (w == dtype::f32) return p_gemm_streams;
+    if (M >= 2) return p_gemm_rows;
     if (w == dtype::f16) return p_gemv_f16;
     if (w == dtype::bf16) return p_gemv_bf16;
     return nullptr;
