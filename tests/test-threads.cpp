@@ -2,10 +2,12 @@
 // for the kernels it splits (matmul columns, attention heads, GELU ranges) and for whole models.
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <cstring>
 #include <stdexcept>
 
 #include "helpers.h"
 #include "nn/ops.h"
+#include "nn/weights.h"
 #include "tasks/fill-mask.h"
 #include "tasks/generation.h"
 
@@ -99,6 +101,33 @@ TEST_CASE("threaded matmul, attention and GELU are bit-identical to one thread",
     with_threads w(4);
     wf::activate(wf::activation::gelu_tanh, g3.data(), int64_t(g3.size()));
     REQUIRE(std::memcmp(g1.data(), g3.data(), g1.size() * 4) == 0);
+}
+
+TEST_CASE("load-time conversion gives the same bytes on one and on three threads", "[threads]") {
+    // each result row is converted by one thread: from f32 and f16, straight and transposed (GPT-2's Conv1D), to
+    // q4_K (ggml's scale search), q8_0, q4_0 (rows grouped in wasm) and f32; 150 rows of 256: 64-row ranges and a
+    // last of 22
+    struct source : wft::memory_source {
+        std::vector<float> a;
+        std::vector<uint16_t> b;
+    } src;
+    src.a = wft::random_floats(size_t(150 * 256), 21, -2.0f, 2.0f);
+    for (float v : src.a) src.b.push_back(wf::f32_to_f16(v));
+    src.ts.push_back({"a", "m.safetensors", wf::dtype::f32, {150, 256}, reinterpret_cast<const uint8_t*>(src.a.data()), int64_t(src.a.size() * 4)});
+    src.ts.push_back({"b", "m.safetensors", wf::dtype::f16, {150, 256}, reinterpret_cast<const uint8_t*>(src.b.data()), int64_t(src.b.size() * 2)});
+    src.ts.push_back({"t", "m.safetensors", wf::dtype::f32, {256, 150}, reinterpret_cast<const uint8_t*>(src.a.data()), int64_t(src.a.size() * 4)});
+    for (wf::dtype t : {wf::dtype::q4_k, wf::dtype::q8_0, wf::dtype::q4_0, wf::dtype::f32})
+        for (int i = 0; i < 3; ++i) {
+            INFO(wf::dtype_name(t) << ", tensor " << src.ts[size_t(i)].name);
+            // both stores alive at once: the second's memory is never the first's, freed and taken again
+            wf::weight_store s1(src, wf::storage_plan::convert_all(t, 100000)), s3(src, wf::storage_plan::convert_all(t, 100000));
+            const wf::matrix_view one = s1.matrix(src.ts[size_t(i)], 150, 256, i == 2);
+            with_threads w(3);
+            REQUIRE(w.got == (threads_here ? 3 : 1));
+            const wf::matrix_view three = s3.matrix(src.ts[size_t(i)], 150, 256, i == 2);
+            REQUIRE((one.type == t && three.type == t));
+            REQUIRE(std::memcmp(one.data, three.data, size_t(150 * wf::row_bytes(t, 256))) == 0);
+        }
 }
 
 TEST_CASE("whole models give the same results on one and on three threads", "[threads]") {

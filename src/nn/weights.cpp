@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/checked.h"
+#include "kernels/parallel.h"
 
 namespace wf {
 
@@ -147,35 +148,41 @@ matrix_view weight_store::convert(const raw_tensor& t, int64_t rows, int64_t col
     // (Column by column, 4 bytes per cache line, GPT-2 small's f32 load spent 0.67 s transposing; and the buffers are
     // not cleared first: std::vector's resize did that a float at a time in wasm.)
     const matrix_view stored{t.type, transposed ? cols : rows, transposed ? rows : cols, t.data};
-    const size_t n_all = size_t(checked_mul(rows, cols, what + " is too large"));
-    if (!transposed) {
-        std::vector<float> line(target == dtype::f32 ? 0 : size_t(cols));
-        for (int64_t r = 0; r < rows; ++r) {
-            float* row = target == dtype::f32 ? reinterpret_cast<float*>(out) + r * cols : line.data();
-            dequantize_row(stored, r, row);
-            if (target != dtype::f32) traits(target).from_f32(row, out + r * row_bytes(target, cols), cols);
-        }
+    if (!transposed && target == dtype::f32) {
+        for (int64_t r = 0; r < rows; ++r) dequantize_row(stored, r, reinterpret_cast<float*>(out) + r * cols);
         return {target, rows, cols, out};
     }
     std::unique_ptr<float[]> all;
-    float* f32_rows = reinterpret_cast<float*>(out);
-    if (target != dtype::f32) {
-        all.reset(new (std::nothrow) float[n_all]);
-        if (!all) throw error("out of memory: could not allocate " + std::to_string(n_all * 4) + " bytes to convert " + what);
-        f32_rows = all.get();
-    }
-    constexpr int64_t band = 16;
-    std::vector<float> lines(size_t(band * rows));  // band stored rows of `rows` values
-    for (int64_t r0 = 0; r0 < stored.n_rows; r0 += band) {
-        const int64_t nb = std::min(band, stored.n_rows - r0);
-        for (int64_t j = 0; j < nb; ++j) dequantize_row(stored, r0 + j, lines.data() + j * rows);
-        for (int64_t c = 0; c < rows; ++c) {
-            float* dst = f32_rows + c * cols + r0;
-            for (int64_t j = 0; j < nb; ++j) dst[j] = lines[size_t(j * rows + c)];
+    float* f32_rows = nullptr;  // transposed: the whole matrix in f32
+    if (transposed) {
+        f32_rows = reinterpret_cast<float*>(out);
+        if (target != dtype::f32) {
+            const size_t n_all = size_t(checked_mul(rows, cols, what + " is too large"));
+            all.reset(new (std::nothrow) float[n_all]);
+            if (!all) throw error("out of memory: could not allocate " + std::to_string(n_all * 4) + " bytes to convert " + what);
+            f32_rows = all.get();
         }
+        constexpr int64_t band = 16;
+        std::vector<float> lines(size_t(band * rows));  // band stored rows of `rows` values
+        for (int64_t r0 = 0; r0 < stored.n_rows; r0 += band) {
+            const int64_t nb = std::min(band, stored.n_rows - r0);
+            for (int64_t j = 0; j < nb; ++j) dequantize_row(stored, r0 + j, lines.data() + j * rows);
+            for (int64_t c = 0; c < rows; ++c) {
+                float* dst = f32_rows + c * cols + r0;
+                for (int64_t j = 0; j < nb; ++j) dst[j] = lines[size_t(j * rows + c)];
+            }
+        }
+        if (target == dtype::f32) return {target, rows, cols, out};
     }
-    if (target != dtype::f32)
-        for (int64_t r = 0; r < rows; ++r) traits(target).from_f32(f32_rows + r * cols, out + r * row_bytes(target, cols), cols);
+    // The narrowing, each result row by one thread of the engine's pool (the same bytes whatever their number): ggml's
+    // quantizers are slow (q4_K's scale search: GPT-2 small took 12–14 s on one thread in Node, 7.4–8.9 on two).
+    parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t r0, int64_t r1) {
+        std::vector<float> line(f32_rows ? 0 : static_cast<size_t>(cols));  // a stored row widened, one line per thread
+        for (int64_t r = r0; r < r1; ++r) {
+            if (!f32_rows) dequantize_row(stored, r, line.data());
+            traits(target).from_f32(f32_rows ? f32_rows + r * cols : line.data(), out + r * row_bytes(target, cols), cols);
+        }
+    });
     return {target, rows, cols, out};
 }
 
