@@ -504,6 +504,34 @@ TEST_CASE("log_sum_exp matches its double twin, with NaN and −inf entries, at 
     REQUIRE(wf::log_sum_exp(equal.data(), 1000) == Approx(2.5 + std::log(1000.0)).epsilon(1e-7));
 }
 
+TEST_CASE("argmax matches its scalar twin: the first of the largest, NaN as −inf, at odd and vocabulary sizes", "[kernels]") {
+    uint32_t seed = 7300;
+    for (int64_t n : {1, 2, 3, 4, 5, 7, 8, 9, 17, 255, 1023, 50257, 58101}) {
+        INFO("n=" << n);
+        auto x = wft::random_floats(static_cast<size_t>(n), seed++, -30.0f, 12.0f);
+        REQUIRE(wf::argmax(x.data(), n) == wf::ref::argmax(x.data(), n));
+        // ties: the largest value again at a later index, NaN and −inf entries around them
+        for (int64_t at : {n - 1, n / 2, int64_t(0)}) {
+            auto y = x;
+            for (int64_t i = 0; i < n; i += 5) y[size_t(i)] = i % 2 ? NAN : -INFINITY;
+            y[size_t(at)] = 50.0f;
+            y[size_t(n - 1 - (n - 1 - at) / 2)] = 50.0f;
+            const int64_t got = wf::argmax(y.data(), n);
+            REQUIRE(got == wf::ref::argmax(y.data(), n));
+            REQUIRE(got == at);
+        }
+    }
+    // +inf wins, the first of two; nothing but −inf and NaN: −1
+    std::vector<float> inf = {1.0f, NAN, INFINITY, 2.0f, INFINITY, 0.0f, -INFINITY};
+    REQUIRE(wf::argmax(inf.data(), 7) == 2);
+    REQUIRE(wf::ref::argmax(inf.data(), 7) == 2);
+    std::vector<float> none = {-INFINITY, NAN, -INFINITY, -INFINITY, NAN, NAN, -INFINITY, NAN, -INFINITY};
+    for (int64_t n = 1; n <= 9; ++n) {
+        REQUIRE(wf::argmax(none.data(), n) == -1);
+        REQUIRE(wf::ref::argmax(none.data(), n) == -1);
+    }
+}
+
 TEST_CASE("embedding gather widens every storage type", "[kernels]") {
     const int64_t V = 37, E = 64;
     const auto table = wft::random_floats(static_cast<size_t>(V * E), 3);

@@ -51,6 +51,9 @@ void softmax(float* x, int64_t n);
 // log Σ exp(x[i]) (a log-softmax's normalizer), NaN entries counted as −inf; −inf when every entry is. The exponentials
 // in f32, summed in f32 over runs of 256 values and in double across them.
 double log_sum_exp(const float* x, int64_t n);
+// The index of the first of the largest entries, NaN counted as −inf; −1 when every entry is −inf or NaN (greedy
+// decoding's choice over a vocabulary).
+int64_t argmax(const float* x, int64_t n);
 // y += x
 void add(float* y, const float* x, int64_t n);
 // y *= x, element by element (a gated feed-forward's product after its activation)
@@ -100,6 +103,7 @@ void gelu_erf(float* x, int64_t n);
 void gelu_tanh(float* x, int64_t n);
 void softmax(float* x, int64_t n);
 double log_sum_exp(const float* x, int64_t n);  // in double throughout
+int64_t argmax(const float* x, int64_t n);
 void add(float* y, const float* x, int64_t n);
 void mul(float* y, const float* x, int64_t n);
 void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out);

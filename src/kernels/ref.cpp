@@ -98,6 +98,13 @@ double log_sum_exp(const float* x, int64_t n) {
     return mx + std::log(z);
 }
 
+int64_t argmax(const float* x, int64_t n) {
+    int64_t best = -1;
+    for (int64_t i = 0; i < n; ++i)
+        if (x[i] > -INFINITY && (best < 0 || x[i] > x[best])) best = i;  // NaN: neither holds
+    return best;
+}
+
 void add(float* y, const float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += x[i];
 }

@@ -243,6 +243,25 @@ double log_sum_exp(const float* x, int64_t n) {
     return double(mx) + std::log(z);
 }
 
+int64_t argmax(const float* x, int64_t n) {
+    B mv(-INFINITY);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        const B v = B::load_unaligned(x + i);
+        mv = xsimd::max(mv, xsimd::select(v == v, v, B(-INFINITY)));  // NaN → −inf
+    }
+    float mx = hmax(mv);
+    for (; i < n; ++i)
+        if (x[i] > mx) mx = x[i];
+    if (!(mx > -INFINITY)) return -1;
+    // the first entry equal to it: the first vector that holds one, then its lanes
+    const B m(mx);
+    for (i = 0; i + W <= n; i += W)
+        if (xsimd::any(B::load_unaligned(x + i) == m)) break;
+    for (; x[i] != mx; ++i) {}
+    return i;
+}
+
 void add(float* y, const float* x, int64_t n) {
     int64_t i = 0;
     for (; i + W <= n; i += W) (B::load_unaligned(y + i) + B::load_unaligned(x + i)).store_unaligned(y + i);

@@ -82,11 +82,7 @@ float sampler::original_logit(std::span<const float> logits, int32_t id) const {
 
 int32_t sampler::pick(std::span<const float> logits) {
     const int64_t V = int64_t(logits.size());
-    int32_t best = -1;
-    for (int64_t i = 0; i < V; ++i) {
-        const float v = finite_or_min(logits[size_t(i)]);
-        if (v > -INFINITY && (best < 0 || v > logits[size_t(best)])) best = int32_t(i);
-    }
+    const int32_t best = int32_t(argmax(logits.data(), V));  // the first of the largest, NaN as −inf
     if (best < 0) throw error("the model produced no finite logits (NaN or −inf everywhere)");
     if (!p_.do_sample || p_.temperature == 0.0f) return best;
 

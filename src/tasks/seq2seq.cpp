@@ -5,6 +5,7 @@
 #include <limits>
 #include <numeric>
 
+#include "kernels/kernels.h"
 #include "tasks/sampling.h"
 
 namespace wf {
@@ -108,8 +109,8 @@ int32_t choose_next(const seq2seq_params& p, seq2seq_hypothesis& h, std::span<co
     if (pick) {
         id = pick->pick(scores);
     } else {
-        id = int32_t(std::max_element(scores.begin(), scores.end()) - scores.begin());
-        if (!(scores[size_t(id)] > -kInf)) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
+        id = int32_t(argmax(scores.data(), int64_t(scores.size())));  // the first of the largest, NaN as −inf
+        if (id < 0) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
     }
     h.score += log_prob(logits, id);
     h.ids.push_back(id);
