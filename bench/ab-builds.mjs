@@ -7,7 +7,8 @@
 // Models from build/bench-models (npm run bench makes them). worker: false, threads: 1, cache: false. --env chromium
 // runs both in one page of headless Chromium (bench/ab-page.html; relaxed SIMD where Chromium has it — the line
 // printed says which each build ran); Node 20 runs SIMD128 only. Prints the median and quartiles of each, per build, and of B's time over A's
-// per round.
+// per round. In Node, WF_AB_ONLY=marian,decode times only the workloads whose names contain one of those words (and
+// fill-mask, which reports the SIMD build), after loading every model as before.
 //   git worktree add /tmp/base HEAD~1 && …build there… && node bench/ab-builds.mjs /tmp/base . --env chromium
 import http from 'node:http';
 import os from 'node:os';

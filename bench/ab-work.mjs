@@ -21,7 +21,7 @@ async function load(wf, source, opts) {
   const ref = await readJson(source('marian-en-de/bench-reference.json'));
   const shared = { dispose() {} };  // a model that another workload disposes
   const translate = (num_beams) => marian.translate(ref.source_text, { num_beams, ...ref.options });
-  return {
+  const work = {
     classify: Object.assign(() => classify(classifyText), { model: classify }),
     fill: Object.assign(() => fill.fill(fillText, { top_k: 1 }), { model: fill }),
     'gpt2 f32': Object.assign(() => gpt2f32(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2f32 }),
@@ -31,6 +31,10 @@ async function load(wf, source, opts) {
     'marian greedy': Object.assign(() => translate(1), { model: marian }),
     'marian 4 beams': Object.assign(() => translate(4), { model: shared }),
   };
+  // WF_AB_ONLY=a,b: only the workloads whose names contain one of these (every model is loaded all the same)
+  const only = globalThis.process?.env?.WF_AB_ONLY?.split(',');
+  if (only) for (const k of Object.keys(work)) if (k !== 'fill' && !only.some((o) => k.includes(o))) delete work[k];
+  return work;
 }
 
 function dispose(work) {
