@@ -2,7 +2,8 @@
 // block types (q4_0 … q6_K) at small-model shapes, attention at 128 tokens, and, measured in the same run, this
 // machine's SIMD mul-add ceiling and memory read bandwidth, with ratios.
 // One thread. Built natively and with Emscripten (run under Node): `npm run bench:kernels`; with the argument
-// `blocks`, only the block types' decode GEMV (and the bandwidth it is compared with).
+// `blocks`, only the block types' decode GEMV (and the bandwidth it is compared with); `attention`, only attention;
+// `logits`, only a greedy step's work on a vocabulary's logits (log-sum-exp, argmax and its scalar twin).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -233,6 +234,22 @@ void bench_block_prefill(double peak) {
 // small's (12 heads × 64) and Qwen2.5-0.5B's (14 query heads on 2 K/V heads), the caches of all layers in turn, as a
 // token's step reads them — from memory, the weights' stream having pushed them out of cache (each call takes the
 // next of enough copies to fill 128 MB); GB/s of K and V.
+// What a greedy decoding step does with the logits besides the output layer: the log-probability's normalizer
+// (log_sum_exp) and the choice (argmax, against its scalar twin, the loop it replaced), at GPT-2's and Marian's
+// vocabulary sizes.
+void bench_logits() {
+    std::printf("\na greedy step's logits: us a call\n%-8s %12s %10s %16s\n", "n", "log_sum_exp", "argmax", "argmax (scalar)");
+    std::mt19937 rng(5);
+    for (const int64_t n : {int64_t(50257), int64_t(58101)}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (auto& f : x) f = std::normal_distribution<float>(0.0f, 3.0f)(rng);
+        const double lse = time_call([&] { g_sink = float(wf::log_sum_exp(x.data(), n)); });
+        const double am = time_call([&] { g_sink = float(wf::argmax(x.data(), n)); });
+        const double am_ref = time_call([&] { g_sink = float(wf::ref::argmax(x.data(), n)); });
+        std::printf("%-8lld %12.1f %10.1f %16.1f\n", (long long)n, lse * 1e6, am * 1e6, am_ref * 1e6);
+    }
+}
+
 void bench_attention(double peak, double bw) {
     std::mt19937 rng(7);
     auto fill = [&](std::vector<float>& a) {
@@ -304,6 +321,10 @@ int main(int argc, char** argv) {
     std::printf("machine: SIMD mul-add ceiling %.1f GFLOP/s, memory read bandwidth %.1f GB/s\n\n", peak, bw);
     if (argc > 1 && std::strcmp(argv[1], "attention") == 0) {
         bench_attention(peak, bw);
+        return 0;
+    }
+    if (argc > 1 && std::strcmp(argv[1], "logits") == 0) {
+        bench_logits();
         return 0;
     }
     if (blocks_only) {
