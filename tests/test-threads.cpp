@@ -104,9 +104,9 @@ TEST_CASE("threaded matmul, attention and GELU are bit-identical to one thread",
 }
 
 TEST_CASE("load-time conversion gives the same bytes on one and on three threads", "[threads]") {
-    // each result row is converted by one thread: from f32 and f16, straight and transposed (GPT-2's Conv1D), to
-    // q4_K (ggml's scale search), q8_0, q4_0 (rows grouped in wasm) and f32; 150 rows of 256: 64-row ranges and a
-    // last of 22
+    // each result row is narrowed by one thread: from f32 and f16, straight and transposed (GPT-2's Conv1D), to
+    // q4_K (ggml's scale search), q8_0 and q4_0 (rows grouped in wasm), 150 rows of 256 in ranges of 64 rows (the
+    // grain); f32 results, widened on the caller alone, are there to show that path unchanged by the pool
     struct source : wft::memory_source {
         std::vector<float> a;
         std::vector<uint16_t> b;

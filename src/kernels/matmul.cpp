@@ -154,10 +154,11 @@ inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int
 // Decode and beams (1 to 5 rows of x) against f32 W: S rows of the range [n0, n1) at a time, (n1 − n0) / S rows
 // apart, on the register tile (one accumulator per row of x and of W along k), so that memory delivers S sequential
 // streams far apart; 4, swept by x's rows in pairs (2 × 4, then 1 × 4) while the 4 rows are in L1. (8 for one row of
-// x, on a 1 × 8 tile, read ~10 % faster still, and the A/B numbers of README's build note were measured with it, but
-// its code took the wasm over its 400 KB budget: tests/js/pack.test.mjs.) On this Intel Xeon VM (wasm, Node 20, weights from memory, bench/gemv-f32.cpp) one W row at a time read
-// 5.6–7.6 GB/s, below a plain read loop's 7–8.7; 8 rows far apart read 10.1–12.5 GB/s at SmolLM2's, GPT-2's and
-// BERT's shapes, 4 rows 9.2–11.2, while 4 adjacent rows gained only where a row is wider than a page (K ≥ 1536). (An
+// x, on a 1 × 8 tile, read ~10 % faster in bench/gemv-f32.cpp alone, but end to end — GPT-2 small's and Marian's
+// decode — no faster than 4, and its code took the wasm over its 400 KB budget: README build notes.) On this Intel
+// Xeon VM (wasm, Node 20, weights from memory, bench/gemv-f32.cpp) one W row at a time read 5.6–7.6 GB/s, below a
+// plain read loop's 7–8.7; 8 rows far apart read 10.1–12.5 GB/s at SmolLM2's, GPT-2's and BERT's shapes, 4 rows
+// 9.2–11.2, while 4 adjacent rows gained only where a row is wider than a page (K ≥ 1536). (An
 // AMD EPYC of an earlier session, 35 GB/s, read 28–36 with one row at a time and 21–23 with 8 adjacent rows; far rows
 // were not measured there.) A result's arithmetic is the tile's whichever rows it goes with, so the results do not
 // depend on the range a thread is given.
