@@ -4,6 +4,8 @@
 const words = 'the quick brown fox jumps over the lazy dog and then it runs far away into the deep dark forest where nobody can'.split(' ');
 const text = (n, mask = -1) => Array.from({ length: n }, (_, i) => (i === mask ? '[MASK]' : words[i % words.length])).join(' ');
 const classifyText = text(words.length), fillText = text(120, 60), prompt = text(128), short = text(8);
+const texts = Array.from({ length: 32 }, (_, t) => Array.from({ length: 62 }, (_, i) => words[(i + t) % words.length]).join(' '));
+const question = text(10) + '?', context = text(369) + '.';  // with [CLS] and two [SEP]: 384 tokens, one window
 
 async function readJson(src) {
   if (/^https?:/.test(src)) return (await fetch(src)).json();
@@ -18,6 +20,10 @@ async function load(wf, source, opts) {
   const gpt2q8 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q8_0' });
   // Marian (opus-mt-en-de's shape): npm run bench's source sentence and options (</s> banned: 32 tokens every run)
   const marian = await wf.Model.load(source('marian-en-de'), opts);
+  // npm run bench's embed and qa rows: 32 texts of 62 words (64 tokens) on all-MiniLM-L6-v2's shape, mean pooling and
+  // normalized; a question and a context of 384 tokens on DistilBERT-base's
+  const embed = await wf.pipeline('feature-extraction', source('minilm-st'), opts);
+  const qa = await wf.pipeline('question-answering', source('distilbert-qa'), opts);
   const ref = await readJson(source('marian-en-de/bench-reference.json'));
   const shared = { dispose() {} };  // a model that another workload disposes
   const translate = (num_beams) => marian.translate(ref.source_text, { num_beams, ...ref.options });
@@ -28,6 +34,8 @@ async function load(wf, source, opts) {
     'gpt2 q8_0': Object.assign(() => gpt2q8(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2q8 }),
     'gpt2 f32 decode 32': Object.assign(() => gpt2f32(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
     'gpt2 q8_0 decode 32': Object.assign(() => gpt2q8(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
+    embed: Object.assign(() => embed(texts, { pooling: 'mean', normalize: true }), { model: embed }),
+    qa: Object.assign(() => qa(question, context, { max_seq_len: 384 }), { model: qa }),
     'marian greedy': Object.assign(() => translate(1), { model: marian }),
     'marian 4 beams': Object.assign(() => translate(4), { model: shared }),
   };

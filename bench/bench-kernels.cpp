@@ -229,6 +229,44 @@ void bench_block_prefill(double peak) {
     }
 }
 
+// Encoders' f32 GEMMs at many rows: all-MiniLM-L6-v2's shapes (384 wide; npm run bench's embed row: 32 texts × 64
+// tokens = 2048 rows) and DistilBERT-base's (768; the qa row's 384 tokens). Each both ways, in 30 pairs of runs: x given to the
+// tile in parts that fit L2 (matmul_part_bytes, the engine's default) and whole; the median of the pairs' ratios.
+void bench_encoders(double peak, int64_t part_bytes) {
+    std::printf("\nencoder GEMMs, f32, 1 thread: GFLOP/s against the f32 mul-add ceiling, x in parts (as the engine) and whole\n"
+                "%-10s %5s %9s %11s %11s %15s\n", "shape NxK", "M", "ms", "GFLOP/s", "% ceiling", "parts / whole");
+    std::mt19937 rng(13);
+    const int64_t shapes[][2] = {{384, 384}, {1536, 384}, {384, 1536}, {2304, 768}, {3072, 768}, {768, 3072}};
+    const int64_t engine_part = wf::matmul_part_bytes, part = part_bytes > 0 ? part_bytes : engine_part;
+    for (auto [n_rows, n_cols] : shapes) {
+        const int64_t N = n_rows, K = n_cols;
+        const weights W = make_weights(N, K, wf::dtype::f32, rng);
+        for (const int64_t M : {int64_t(128), int64_t(384), int64_t(2048)}) {
+            std::vector<float> x(size_t(M * K)), y(size_t(M * N));
+            for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
+            // pairs of runs (each ≥ 20 ms), parts then whole, then the other way round: this machine's pace changes
+            // within a second, and a pair's ratio is what survives that
+            auto run = [&](int64_t part, int reps) {
+                wf::matmul_part_bytes = part;
+                const auto t0 = clk::now();
+                for (int i = 0; i < reps; ++i) wf::matmul(x.data(), M, K, W.view, nullptr, y.data(), N, 0, N);
+                return std::chrono::duration<double>(clk::now() - t0).count() / reps;
+            };
+            const int reps = std::max(1, int(0.02 / run(part, 1)));
+            std::vector<double> ratio, parts_s;
+            for (int pair = 0; pair < 30; ++pair) {
+                const double a = pair % 2 ? run(part, reps) : 0, b = run(int64_t(1) << 60, reps), a2 = pair % 2 ? a : run(part, reps);
+                ratio.push_back(a2 / b), parts_s.push_back(a2);
+            }
+            wf::matmul_part_bytes = engine_part;
+            std::sort(ratio.begin(), ratio.end()), std::sort(parts_s.begin(), parts_s.end());
+            const double s = parts_s[parts_s.size() / 2], gflops = 2.0 * double(M * N * K) / s / 1e9;
+            std::printf("%4lldx%-5lld %5lld %9.3f %11.1f %10.0f%% %15.3f\n", (long long)N, (long long)K, (long long)M, s * 1e3, gflops,
+                        100 * gflops / peak, ratio[ratio.size() / 2]);
+        }
+    }
+}
+
 // Attention: BERT-base's encoder shape (12 heads × 64, 128 tokens: the blocked tiles), and one decode step's
 // queries against KV caches as decoders keep them (rows of all heads, capacity 256, keys 0 … n_kv − 1): GPT-2
 // small's (12 heads × 64) and Qwen2.5-0.5B's (14 query heads on 2 K/V heads), the caches of all layers in turn, as a
@@ -321,6 +359,10 @@ int main(int argc, char** argv) {
     std::printf("machine: SIMD mul-add ceiling %.1f GFLOP/s, memory read bandwidth %.1f GB/s\n\n", peak, bw);
     if (argc > 1 && std::strcmp(argv[1], "attention") == 0) {
         bench_attention(peak, bw);
+        return 0;
+    }
+    if (argc > 1 && std::strcmp(argv[1], "encoders") == 0) {
+        bench_encoders(peak, argc > 2 ? std::atoll(argv[2]) : 0);  // encoders [part bytes]: another part size than the engine's
         return 0;
     }
     if (argc > 1 && std::strcmp(argv[1], "logits") == 0) {

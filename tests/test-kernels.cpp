@@ -343,6 +343,35 @@ TEST_CASE("matmul writes only its column range, so threads can split the output"
     }
 }
 
+TEST_CASE("matmul in parts of x (beyond L2) gives each row what the whole call gives it", "[kernels][matmul]") {
+    // matmul_part_bytes lowered so that these small x are given to the f32 tile in parts (the engine's default makes
+    // parts from 1.5 MB of x on): odd row counts, odd parts, strided x and y, a column range, bias, f16 weights
+    struct restore {
+        int64_t v = wf::matmul_part_bytes;
+        ~restore() { wf::matmul_part_bytes = v; }
+    } keep;
+    for (auto [M, K, part] : {std::tuple{int64_t(37), int64_t(33), int64_t(1000)}, {64, 48, 777}, {29, 100, 1200}, {7, 40, 64}}) {
+        for (dtype type : {dtype::f32, dtype::f16}) {
+            INFO("M=" << M << " K=" << K << " part=" << part << " " << wf::dtype_name(type));
+            const int64_t N = 19, ldx = K + 3, ldy = N + 2;
+            const auto x = wft::random_floats(static_cast<size_t>(M * ldx), 9), bias = wft::random_floats(static_cast<size_t>(N), 10);
+            wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), 11), N, K, type);
+            std::vector<float> whole(static_cast<size_t>(M * ldy), -7.0f), parts = whole;
+            wf::matmul_part_bytes = int64_t(1) << 40;
+            wf::matmul(x.data(), M, ldx, W.view, bias.data(), whole.data(), ldy, 3, 17);
+            wf::matmul_part_bytes = part;
+            REQUIRE(M * K * 4 > part * 3 / 2);  // parts are made
+            wf::matmul(x.data(), M, ldx, W.view, bias.data(), parts.data(), ldy, 3, 17);
+            for (size_t i = 0; i < whole.size(); ++i) {
+                if (parts[i] != whole[i]) FAIL("y[" << i / size_t(ldy) << "][" << i % size_t(ldy) << "] = " << parts[i] << " in parts, " << whole[i] << " whole");
+            }
+            // and the whole call is the tile's: its columns computed, the others untouched
+            for (int64_t m = 0; m < M; ++m)
+                for (int64_t n = 0; n < ldy; ++n) REQUIRE((n >= 3 && n < 17) == (whole[size_t(m * ldy + n)] != -7.0f));
+        }
+    }
+}
+
 TEST_CASE("f16 weights are widened exactly in registers, subnormals included", "[kernels][matmul]") {
     // Every finite half value appears once in a 62×1024 matrix; x = e_k picks out column k exactly.
     const int64_t N = 62, K = 1024;
