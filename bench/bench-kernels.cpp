@@ -246,17 +246,20 @@ void bench_encoders(double peak, int64_t part_bytes) {
             for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
             // pairs of runs (each ≥ 20 ms), parts then whole, then the other way round: this machine's pace changes
             // within a second, and a pair's ratio is what survives that
-            auto run = [&](int64_t part, int reps) {
-                wf::matmul_part_bytes = part;
+            auto run = [&](int64_t bytes, int reps) {
+                wf::matmul_part_bytes = bytes;
                 const auto t0 = clk::now();
                 for (int i = 0; i < reps; ++i) wf::matmul(x.data(), M, K, W.view, nullptr, y.data(), N, 0, N);
                 return std::chrono::duration<double>(clk::now() - t0).count() / reps;
             };
             const int reps = std::max(1, int(0.02 / run(part, 1)));
+            const int64_t whole = int64_t(1) << 60;
             std::vector<double> ratio, parts_s;
             for (int pair = 0; pair < 30; ++pair) {
-                const double a = pair % 2 ? run(part, reps) : 0, b = run(int64_t(1) << 60, reps), a2 = pair % 2 ? a : run(part, reps);
-                ratio.push_back(a2 / b), parts_s.push_back(a2);
+                double a, b;
+                if (pair % 2) a = run(part, reps), b = run(whole, reps);
+                else b = run(whole, reps), a = run(part, reps);
+                ratio.push_back(a / b), parts_s.push_back(a);
             }
             wf::matmul_part_bytes = engine_part;
             std::sort(ratio.begin(), ratio.end()), std::sort(parts_s.begin(), parts_s.end());

@@ -155,9 +155,10 @@ function main() {
     } else {
       // the test cases that killed it before first; the whole suite only if they no longer do
       let run = suite(['-f', hintFile(m)]);
-      if (run.failed.length === 0 && run.status === 0) run = suite([]), run.wholeSuite = true;
+      const whole = run.status === 0;
+      if (whole) run = suite([]);
       outcome = run.status === 0 ? 'SURVIVED' : 'killed';
-      detail = run.failed.length ? run.failed.join(' | ') + (run.wholeSuite ? ' (not one of its listed tests: update them)' : '')
+      detail = run.failed.length ? run.failed.join(' | ') + (whole ? ' (not one of its listed tests: update them)' : '')
         : run.status === 0 ? '' : `exit ${run.status ?? run.signal}`;
     }
     restoreSaved();

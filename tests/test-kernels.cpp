@@ -343,7 +343,7 @@ TEST_CASE("matmul writes only its column range, so threads can split the output"
     }
 }
 
-TEST_CASE("matmul in parts of x (beyond L2) gives each row what the whole call gives it", "[kernels][matmul]") {
+TEST_CASE("matmul in parts of x beyond L2 gives each row what the whole call gives it", "[kernels][matmul]") {
     // matmul_part_bytes lowered so that these small x are given to the f32 tile in parts (the engine's default makes
     // parts from 1.5 MB of x on): odd row counts, odd parts, strided x and y, a column range, bias, f16 weights
     struct restore {

@@ -96,10 +96,6 @@ void quantize_q7(const float* x, int64_t n, int8_t* q, float* d);
 namespace ref {
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end);
-// The rows of x that matmul's f32 tile takes in one sweep of W (bytes; more than 1.5 times this are given to it in
-// parts of at most this, each swept by all of W): about half of L2. A variable for the tests (same results in parts)
-// and benchmarks (what the parts gain); the engine never changes it.
-extern int64_t matmul_part_bytes;
 // The codes, scales (and minimums, for to_codes32's types) the prefill tile decodes a row of W into: in vectors for
 // q4_K, q5_K and q6_K, else the type's to_codes32 / to_codes16 (dtype.h), which are the vector decoders' scalar twins.
 void prefill_codes(dtype t, const uint8_t* src, int8_t* q, float* d, float* m, int64_t n);

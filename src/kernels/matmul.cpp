@@ -347,7 +347,6 @@ constexpr int64_t kStreamRowsMax = 6;
 // … unless x's rows outgrow L1: one W row at a time then reads all of them again from L2 for every W row
 constexpr int64_t kRowsL1Bytes = 16 * 1024;
 
-
 // q8_0 weights: from this many rows of x on, the packed integer tile (gemm_q8); below, gemv_q8.
 constexpr int64_t kQ8TileRows = 16;
 
