@@ -3,7 +3,8 @@
 // machine's SIMD mul-add ceiling and memory read bandwidth, with ratios.
 // One thread. Built natively and with Emscripten (run under Node): `npm run bench:kernels`; with the argument
 // `blocks`, only the block types' decode GEMV (and the bandwidth it is compared with); `attention`, only attention;
-// `logits`, only a greedy step's work on a vocabulary's logits (log-sum-exp, argmax and its scalar twin).
+// `logits`, only a greedy step's work on a vocabulary's logits (log-sum-exp, argmax and its scalar twin);
+// `activations`, only the row-wise activations (GELU erf and tanh, SiLU·up, softmax) on one FFN's worth of values.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -291,6 +292,23 @@ void bench_logits() {
     }
 }
 
+// The activations on the values of one text's feed-forward layer as all-MiniLM-L6-v2 has it (64 tokens × 1536, 393 KB:
+// in L2, as after the matmul that wrote them), inputs spread as a layer's are (normal, σ = 2): ns a value.
+void bench_activations() {
+    const int64_t n = 64 * 1536;
+    std::mt19937 rng(11);
+    std::vector<float> x0(static_cast<size_t>(n)), x(x0.size()), up(x0.size());
+    for (auto& f : x0) f = std::normal_distribution<float>(0.0f, 2.0f)(rng);
+    for (auto& f : up) f = std::normal_distribution<float>(0.0f, 1.0f)(rng);
+    auto ns = [&](const std::function<void()>& f) { return 1e9 * time_call([&] { std::memcpy(x.data(), x0.data(), x.size() * 4), f(); }) / double(n); };
+    const double copy = ns([] {});
+    std::printf("\nactivations on %lld values: ns a value (a copy of the input, %.3f ns a value, subtracted)\n", (long long)n, copy);
+    std::printf("%-10s %8.3f\n", "gelu_erf", ns([&] { wf::gelu_erf(x.data(), n); }) - copy);
+    std::printf("%-10s %8.3f\n", "gelu_tanh", ns([&] { wf::gelu_tanh(x.data(), n); }) - copy);
+    std::printf("%-10s %8.3f\n", "silu_mul", ns([&] { wf::silu_mul(x.data(), up.data(), n); }) - copy);
+    std::printf("%-10s %8.3f\n", "softmax", ns([&] { for (int64_t r = 0; r < 64; ++r) wf::softmax(x.data() + r * 1536, 1536); }) - copy);
+}
+
 void bench_attention(double peak, double bw) {
     std::mt19937 rng(7);
     auto fill = [&](std::vector<float>& a) {
@@ -370,6 +388,10 @@ int main(int argc, char** argv) {
     }
     if (argc > 1 && std::strcmp(argv[1], "logits") == 0) {
         bench_logits();
+        return 0;
+    }
+    if (argc > 1 && std::strcmp(argv[1], "activations") == 0) {
+        bench_activations();
         return 0;
     }
     if (blocks_only) {

@@ -433,6 +433,48 @@ TEST_CASE("row-wise kernels match their scalar twins", "[kernels]") {
     }
 }
 
+// The activations and softmax take their exponential from one polynomial valid on [−87, 88] and clamp their
+// arguments to it (kernels/rowwise.cpp): across the whole range of inputs, past the clamps on both sides, they stay
+// within the same tolerances of their twins; a masked score (−inf) weighs exactly 0 and a large one does not overflow.
+TEST_CASE("activations and softmax match their twins beyond their exponential's clamps", "[kernels]") {
+    std::vector<float> x;
+    for (float v = -120.0f; v <= 120.0f; v += 0.0371f) x.push_back(v);  // every lane position sees every range
+    for (float v : {-1e30f, -87.5f, -9.6f, -12.8f, -0.0f, 0.0f, 1e-30f, 12.8f, 9.6f, 87.5f, 1e30f}) x.push_back(v);
+    const int64_t n = int64_t(x.size());
+    using act = void (*)(float*, int64_t);
+    for (auto [name, simd, scalar] : {std::tuple<const char*, act, act>{"gelu_erf", wf::gelu_erf, wf::ref::gelu_erf},
+                                      std::tuple<const char*, act, act>{"gelu_tanh", wf::gelu_tanh, wf::ref::gelu_tanh}}) {
+        std::vector<float> y = x, yr = x;
+        simd(y.data(), n);
+        scalar(yr.data(), n);
+        for (int64_t i = 0; i < n; ++i) {
+            INFO(name << "(" << x[size_t(i)] << ")");
+            REQUIRE(y[size_t(i)] == Approx(yr[size_t(i)]).margin(2e-6).epsilon(2e-6));
+        }
+    }
+    std::vector<float> up(x.size(), 0.75f), y = x, yr = x;
+    wf::silu_mul(y.data(), up.data(), n);
+    wf::ref::silu_mul(yr.data(), up.data(), n);
+    for (int64_t i = 0; i < n; ++i) {
+        INFO("silu(" << x[size_t(i)] << ")");
+        REQUIRE(y[size_t(i)] == Approx(yr[size_t(i)]).margin(2e-6).epsilon(2e-6));
+    }
+    // softmax over scores spread wide (most far below the largest), with masked ones
+    for (const float spread : {1.0f, 30.0f, 200.0f}) {
+        std::vector<float> s(101);
+        for (size_t j = 0; j < s.size(); ++j) s[j] = j % 7 == 3 ? -INFINITY : spread * std::sin(float(j) * 0.7f);
+        std::vector<float> p = s, pr = s;
+        wf::softmax(p.data(), int64_t(p.size()));
+        wf::ref::softmax(pr.data(), int64_t(pr.size()));
+        for (size_t j = 0; j < s.size(); ++j) {
+            INFO("spread " << spread << ", score " << j << " = " << s[j]);
+            if (j % 7 == 3) REQUIRE(p[j] == 0.0f);
+            REQUIRE(p[j] == Approx(pr[j]).margin(1e-7).epsilon(1e-5));
+        }
+        REQUIRE(wf::log_sum_exp(s.data(), int64_t(s.size())) == Approx(wf::ref::log_sum_exp(s.data(), int64_t(s.size()))).margin(1e-6).epsilon(1e-7));
+    }
+}
+
 TEST_CASE("decoder kernels (RMS norm, SiLU·up, rotary embedding) match their scalar twins", "[kernels]") {
     uint32_t seed = 3000;
     for (int64_t n : kSizes) {
