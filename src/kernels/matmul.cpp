@@ -113,8 +113,7 @@ inline B madd(B a, B b, B c) {
 // out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR f32 rows of W, pointers stepped: clang's wasm target
 // has no loop strength reduction, and an index costs V8 a shift and an add per address, on the ports the
 // multiply-adds use (BERT-base fill-mask at 128 tokens 7–9 % faster in Chromium; in Node 8 % in two runs, 0 % in three
-// later ones; two steps of k a turn on the 2 × 4 tile of multiplies and adds measured no faster in Chromium and up to
-// 28 % slower in Node; the fused 2 × 6 takes two: below).
+// later ones; two steps of k a turn measured no faster in Chromium and up to 28 % slower in Node).
 template <int MR, int NR, bool Fused>
 inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, float (&out)[MR][NR]) {
     B acc[MR][NR];
@@ -125,25 +124,6 @@ inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K
         for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
     }
     for (int n = 0; n < NR; ++n) wp[n] = w[n];
-    if constexpr (Fused && MR == 2 && NR == 6) {
-        // relaxed SIMD's 2 × 6: two steps of k a turn, loads at constant offsets. A step is 12 fused multiply-adds
-        // (6 cycles on two FMA ports) beside 8 loads and 8 pointer increments: issue, not the multiply-adds, set its
-        // pace one step a turn. Chromium, 8 alternating rounds of builds without and with (bench/ab-builds.mjs):
-        // GPT-2 f32 prefill 0.85×, DistilBERT classification 0.87×, MiniLM embed 0.91× the time. (The 2 × 4 tile
-        // of multiplies and adds is bound by its 16 operations and measured no faster this way; see above.)
-        for (const float* const xe2 = x + K / (2 * W) * (2 * W); xp[0] != xe2;) {
-            for (int64_t s = 0; s < 2 * W; s += W) {
-                B xv[MR];
-                for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(xp[m] + s);
-                for (int n = 0; n < NR; ++n) {
-                    const B wv = f32_rows::load(wp[n], s);
-                    for (int m = 0; m < MR; ++m) acc[m][n] = madd<Fused>(xv[m], wv, acc[m][n]);
-                }
-            }
-            for (int m = 0; m < MR; ++m) xp[m] += 2 * W;
-            for (int n = 0; n < NR; ++n) wp[n] += 8 * W;
-        }
-    }
     for (const float* const xe = x + K / W * W; xp[0] != xe;) {
         B xv[MR];
         for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(xp[m]), xp[m] += W;
