@@ -122,7 +122,7 @@ void attention_blocked(const attention_args& a) {
             }
             // per query: bias, soft cap and masks, as the twin (keys outside [first, last] or not valid: −inf), a loop
             // over the keys only where one of them applies (an encoder's unpadded text needs none: BERT-base's 128 tokens
-            // 2.7–3.4 → 2.35–2.41 ms in Node, `wf-bench-kernels attention`); softmax
+            // 2.7–3.4 → 2.35–2.5 ms in Node, `wf-bench-kernels attention`); softmax
             for (int64_t r = 0; r < qn; ++r) {
                 const int64_t i = i0 + r;
                 float* sr = s + r * ld_s;
