@@ -59,7 +59,7 @@ export const mutants = [
     file: 'src/tasks/sampling.cpp', from: 'l = l > 0 ? l / p_.repetition_penalty : l * p_.repetition_penalty;', to: 'l = l / p_.repetition_penalty;',
     tests: ['sampler: top-k, top-p, min-p, penalties and NaN'] },
   { name: 'softmax-masked-not-zero', why: 'softmax\'s exponential clamps −inf scores to e^−87 instead of giving them weight 0',
-    file: 'src/kernels/rowwise.cpp', from: 'return xsimd::select(a < B(-87.0f), B(0.0f), exp_clamped(xsimd::max(B(-87.0f), a)));', to: 'return exp_clamped(xsimd::max(B(-87.0f), a));',
+    file: 'src/kernels/rowwise.cpp', from: 'return xsimd::select(a < B(-87.0f), B(0.0f), exp_clamped(a));', to: 'return exp_clamped(a);',
     tests: ['activations and softmax match their twins beyond their exponential\'s clamps'] },
   { name: 'q8-round-half-toward-zero', why: 'q8_0 quantization rounds halves toward zero (ggml rounds them away from zero)',
     file: 'src/kernels/rowwise.cpp', from: 'xsimd::trunc(xsimd::abs(v) + B(0.49999997f))', to: 'xsimd::ceil(xsimd::abs(v) - B(0.5f))',

@@ -26,13 +26,26 @@ inline float hmax(B v) {
     return m;
 }
 
-// e^a for a in [−87, 88] (the callers clamp): a = k·ln 2 + r, |r| ≤ ln 2 / 2 (ln 2 in two parts, Cody and Waite),
-// e^r by its Taylor series to r⁶ (relative error ≤ 1.2e-7 there), times 2^k built in the exponent bits. k is rounded
-// by adding 1.5·2²³ (the float's low bits are then k, as quantize_block rounds) — in wasm, V8 turns nearest and
-// i32x4.trunc_sat into 6 instructions. For the activations (GELU, SiLU), which need none of xsimd::exp's limits and
-// selects (their quotients are the same beyond the clamps), and softmax's e^(x − max) (exp_nonpositive).
+// a clamped to [lo, hi], NaN kept. In wasm f32x4.pmax / pmin, one instruction each in V8; xsimd's max and min come
+// through Emscripten's SSE shim as a compare and a bit select each, with which GELU erf measured ~15 % slower
+// (`wf-bench-kernels activations`). Natively maxps / minps, which return their second operand, a, when it is NaN.
+inline B clamp(B a, float lo, float hi) {
+#if defined(__wasm_simd128__)
+    return B(__m128(wasm_f32x4_pmin(wasm_f32x4_pmax(v128_t(__m128(a)), wasm_f32x4_splat(lo)), wasm_f32x4_splat(hi))));
+#else
+    return xsimd::min(B(hi), xsimd::max(B(lo), a));
+#endif
+}
+
+// e^a with a clamped to [−87, 88], where 2^k below stays a normal float: a = k·ln 2 + r, |r| ≤ ln 2 / 2 (ln 2 in two
+// parts, Cody and Waite), e^r by its Taylor series to r⁶ (relative error ≤ 1.2e-7 there), times 2^k built in the
+// exponent bits. k is rounded by adding 1.5·2²³ (the float's low bits are then k, as quantize_block rounds) — in wasm,
+// V8 turns nearest and i32x4.trunc_sat into 6 instructions. NaN stays NaN. For the activations (GELU, SiLU), which
+// need none of xsimd::exp's limits and selects (their quotients are the same beyond the clamp), and softmax's
+// e^(x − max) (exp_nonpositive).
 inline B exp_clamped(B a) {
     using I = xsimd::batch<int32_t>;
+    a = clamp(a, -87.0f, 88.0f);
     const B shifted = xsimd::fma(a, B(1.44269504f), B(12582912.0f));  // 1.5·2²³ + k
     const B k = shifted - B(12582912.0f);
     const B r = (a - k * B(0.693359375f)) - k * B(-2.12194440e-4f);
@@ -46,8 +59,8 @@ inline B exp_clamped(B a) {
 }
 
 // e^a for a ≤ 0 (softmax's x − max): exactly 0 below −87 (e^−87 ≈ 1.6e-38; −inf, a masked score, gives 0 as the
-// attention kernels require), NaN stays NaN (max's first operand is returned unless the second is larger).
-inline B exp_nonpositive(B a) { return xsimd::select(a < B(-87.0f), B(0.0f), exp_clamped(xsimd::max(B(-87.0f), a))); }
+// attention kernels require).
+inline B exp_nonpositive(B a) { return xsimd::select(a < B(-87.0f), B(0.0f), exp_clamped(a)); }
 
 }  // namespace
 
@@ -102,7 +115,7 @@ void silu_mul(float* gate, const float* up, int64_t n) {
     int64_t i = 0;
     for (; i + W <= n; i += W) {
         const B g = B::load_unaligned(gate + i);
-        (g / (B(1.0f) + exp_clamped(xsimd::clip(-g, B(-87.0f), B(88.0f)))) * B::load_unaligned(up + i)).store_unaligned(gate + i);
+        (g / (B(1.0f) + exp_clamped(-g)) * B::load_unaligned(up + i)).store_unaligned(gate + i);
     }
     for (; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
 }
@@ -202,12 +215,13 @@ void quantize_q7(const float* x, int64_t n, int8_t* q, float* d) {
 // x·Φ(x), Φ(x) = 1 − erfc(x/√2)/2 (x ≥ 0) or erfc(|x|/√2)/2 (x < 0), erfc(z) for z ≥ 0 as Abramowitz and Stegun's
 // 7.1.26: t·(a₁ + t·(a₂ + … + t·a₅))·e^{−z²}, t = 1/(1 + p·z), |error| ≤ 1.5e-7 — one exponential and one division
 // a vector and no branch (xsimd::erf, two polynomials, an exponential, a division and branches on the lanes' ranges,
-// took 6–9 ns a value in Node against 2.7: `wf-bench-kernels activations`). z is capped at 9, where erfc/2 < 1e-36.
+// took 6–9 ns a value in Node against 2.7: `wf-bench-kernels activations`). Past z ≈ 9.3 the exponential's clamp holds
+// e^{−z²} at e^−87, where erfc/2 < 1e-38 all the same.
 void gelu_erf(float* x, int64_t n) {
     int64_t i = 0;
     for (; i + W <= n; i += W) {
         const B v = B::load_unaligned(x + i);
-        const B z = xsimd::min(xsimd::abs(v) * B(float(M_SQRT1_2)), B(9.0f));
+        const B z = xsimd::abs(v) * B(float(M_SQRT1_2));
         const B t = B(1.0f) / xsimd::fma(B(0.3275911f), z, B(1.0f));
         B poly = xsimd::fma(B(1.061405429f), t, B(-1.453152027f));
         poly = xsimd::fma(poly, t, B(1.421413741f));
@@ -220,15 +234,15 @@ void gelu_erf(float* x, int64_t n) {
 }
 
 // 0.5·x·(1 + tanh u) = x·σ(2u) = x / (1 + e^{−2u}), u = √(2/π)·(x + 0.044715·x³): one exponential and one division a
-// vector (xsimd::tanh took 4.6–6.9 ns a value in Node, this 2.1–2.3), and no cancellation in 1 + tanh u for negative x. −2u is clamped
-// to [−87, 88]: beyond, the quotient is x or ±0 in f32 all the same.
+// vector (xsimd::tanh took 4.6–6.9 ns a value in Node, this 2.1–2.3), and no cancellation in 1 + tanh u for negative x.
+// Beyond the exponential's clamp the quotient is x or ±0 in f32 all the same.
 void gelu_tanh(float* x, int64_t n) {
     const float c = 0.7978845608028654f;  // sqrt(2/π)
     int64_t i = 0;
     for (; i + W <= n; i += W) {
         const B v = B::load_unaligned(x + i);
         const B minus_2u = B(-2.0f * c) * xsimd::fma(B(0.044715f) * v * v, v, v);
-        (v / (B(1.0f) + exp_clamped(xsimd::clip(minus_2u, B(-87.0f), B(88.0f))))).store_unaligned(x + i);
+        (v / (B(1.0f) + exp_clamped(minus_2u))).store_unaligned(x + i);
     }
     for (; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::tanh(c * (x[i] + 0.044715f * x[i] * x[i] * x[i])));
 }
