@@ -2,10 +2,11 @@
 // under Emscripten `-msimd128 -msse4.1` maps the SSE4.1 path onto wasm SIMD128 (f32x4, i32x4.dot_i16x8_s).
 //
 // Two shapes of work for f32, f16 and bf16 weights. From 6 rows of x on (prefill, encoders, a batch) a register tile
-// of dot products on W's rows as stored (gemm_small): 4 W rows at a time (6 with relaxed SIMD), each group swept by the
-// rows of x in pairs while it is in cache, f16/bf16 rows widened a group at a time, each once per call. It replaced an outer-product tile
-// on packed panels (x and W copied per k block into the tile's order) that measured slower in both runtimes at every
-// M: BERT-base fill-mask at 128 tokens 488 → 429 ms in Node and 461 → 402 ms in Chromium, one text of 32 tokens on
+// of dot products on W's rows (gemm_small): 4 W rows at a time (6 with relaxed SIMD), each group swept by the rows of
+// x in pairs while it is in cache, without relaxed SIMD first copied into a panel that one pointer walks (f16/bf16
+// rows widened a group at a time, either way), each once per call. It replaced an outer-product tile on packed panels
+// (x and W copied per k block into the tile's order) that measured slower in both runtimes at every M: BERT-base
+// fill-mask at 128 tokens 488 → 429 ms in Node and 461 → 402 ms in Chromium, one text of 32 tokens on
 // DistilBERT-base 82 → 57 ms and 82 → 55 ms (npm run bench, the same runs as onnxruntime-web; wf-bench-kernels: 2304 ×
 // 768 from memory at 32 rows 3.47 → 2.26 ms, at 128 rows in cache 73–78 % → 88–96 % of the mul-add ceiling). Where the
 // instance runs relaxed SIMD (Chromium) the tile's multiply-adds are f32x4.relaxed_madd (gemm_small<true>): one FMA
@@ -69,6 +70,13 @@ using matmul_detail::W;
 using matmul_detail::load_u16;
 using matmul_detail::scratch;
 using matmul_detail::widen_f16;
+
+// A loop taken one step a turn, neither unrolled nor vectorized by clang, where its code's size matters more (wasm).
+#if defined(__clang__)
+#define WF_ONE_STEP_A_TURN _Pragma("clang loop unroll(disable) vectorize(disable)")
+#else
+#define WF_ONE_STEP_A_TURN
+#endif
 
 // Per-thread scratch that grows to the largest size asked for and is then reused: no allocation per call.
 thread_local std::vector<float> panel_buf;
@@ -142,11 +150,49 @@ inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K
         }
 }
 
+// The same sums on NR rows of W packed into a panel (pack_panel): per W columns of k the NR rows' vectors side by
+// side, then each row's last K % W values one row after another — one pointer for all of W's rows, where tile steps
+// NR + MR of them. In wasm without relaxed SIMD a 2 × 4 step is 6 loads, 8 multiplies, 8 adds, the pointer
+// increments and the loop's test: on an AMD EPYC (separate multiply and add pipes: the 16 take 4 cycles; at most 6
+// instructions dispatched a cycle) 29 of them, 25 here. `node build/wasm/wf-bench-kernels.js encoders`, two alternating
+// runs: BERT-base's and MiniLM's shapes at 128 to 2048 rows 72–81 % → 79–92 % of the mul-add ceiling (2304 × 768 at
+// 128 rows 37.1–37.7 → 40.7–41.4 GFLOP/s). One step a turn: unrolled, the same speed in 250 B more of wasm.
 template <int MR, int NR, bool Fused>
+inline void panel_tile(const float* x, int64_t ldx, const float* panel, int64_t K, float (&out)[MR][NR]) {
+    B acc[MR][NR];
+    const float* xp[MR];
+    for (int m = 0; m < MR; ++m) {
+        xp[m] = x + m * ldx;
+        for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
+    }
+    const float* wp = panel;
+WF_ONE_STEP_A_TURN
+    for (const float* const xe = x + K / W * W; xp[0] != xe; wp += NR * W) {
+        B xv[MR];
+        for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(xp[m]), xp[m] += W;
+        for (int n = 0; n < NR; ++n) {
+            const B wv = B::load_unaligned(wp + n * W);
+            for (int m = 0; m < MR; ++m) acc[m][n] = madd<Fused>(xv[m], wv, acc[m][n]);
+        }
+    }
+    for (int m = 0; m < MR; ++m)
+        for (int n = 0; n < NR; ++n) out[m][n] = xsimd::hadd(acc[m][n]);
+    const int64_t tail = K % W;
+    for (int64_t k = 0; k < tail; ++k)
+        for (int n = 0; n < NR; ++n) {
+            const float wk = f32_rows::at(reinterpret_cast<const uint8_t*>(wp + n * tail), k);
+            for (int m = 0; m < MR; ++m) out[m][n] += xp[m][k] * wk;
+        }
+}
+
+// MR rows of x against NR rows of W into columns n0 … n0 + NR − 1 of y: W's rows at w[0 … NR − 1], or Packed, all
+// of them in the panel at w[0] (panel_tile).
+template <int MR, int NR, bool Fused, bool Packed>
 inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, const float* bias, int64_t n0,
                        float* y, int64_t ldy) {
     float out[MR][NR];
-    tile<MR, NR, Fused>(x, ldx, w, K, out);
+    if constexpr (Packed) panel_tile<MR, NR, Fused>(x, ldx, reinterpret_cast<const float*>(w[0]), K, out);
+    else tile<MR, NR, Fused>(x, ldx, w, K, out);
     for (int m = 0; m < MR; ++m)
         for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
 }
@@ -215,7 +261,8 @@ void gemv_one_stream(const float* x, int64_t, int64_t, const matrix_view& Wm, co
 }
 
 // Values [k0, k0 + kc) of row r of W as f32, SIMD-widened for f16/bf16; k0 and kc are whole blocks of W's type.
-void widen_segment(const matrix_view& Wm, int64_t r, int64_t k0, int64_t kc, float* out) {
+// Not inlined: a copy in gemm_small<true> cost 2 KB of wasm.
+[[gnu::noinline]] void widen_segment(const matrix_view& Wm, int64_t r, int64_t k0, int64_t kc, float* out) {
     const uint8_t* row = row_as_stored(Wm, r);  // a grouped row (dtype.h) as stored
     auto run = [&](auto rows) {
         int64_t k = 0;
@@ -289,50 +336,74 @@ void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view&
     }
 }
 
+// Rows n … n + NR − 1 of W as f32 into panel_tile's layout at panel; a row of another type than f32 is widened first
+// into the K floats after the panel's NR rows. Not inlined: wasm-opt inlines a function with one caller, and a copy in
+// gemm_small cost 0.8 KB gzipped.
+[[gnu::noinline]] void pack_panel(const matrix_view& Wm, int64_t n, int NR, float* panel) {
+    const int64_t K = Wm.n_cols, K4 = K / W * W, tail = K - K4;
+    float* const line = panel + NR * K;
+    for (int j = 0; j < NR; ++j) {
+        const uint8_t* row = reinterpret_cast<const uint8_t*>(line);
+        if (Wm.type == dtype::f32) row = Wm.row(n + j);
+        else widen_segment(Wm, n + j, 0, K, line);
+        float* p = panel + j * W;
+WF_ONE_STEP_A_TURN
+        for (int64_t k = 0; k < K4; k += W, p += NR * W) f32_rows::load(row, k).store_unaligned(p);
+WF_ONE_STEP_A_TURN
+        for (int64_t k = 0; k < tail; ++k) panel[NR * K4 + j * tail + k] = f32_rows::at(row, K4 + k);
+    }
+}
+
 // 6 rows of x and more: the register tile in dot-product form on W's rows, G at a time, each group swept by the rows
-// of x in pairs while it is in cache (W is read from memory once). f32 rows are read where they are stored, the next
-// group touched first (touch_rows: 12 rows of x on 2304 × 768 from memory 1.25 → 1.07 ms); f16, bf16 (and the block
-// types that take this path) are widened into a panel of G rows, each once per call. The last rows of W (fewer than
-// G) one at a time, on the same tile. See the top of this file for what it replaced. Fused: its multiply-adds are
-// relaxed SIMD's (p_gemm_small_fused, where the instance runs it), and G is 6: a 2 × 6 tile holds 12 accumulators,
-// 2 rows of x and one W vector, 15 of the 16 SIMD registers V8 has on x64 (an FMA needs no temporary), and does 12
-// FMAs per 8 loads (2 × 4: 8 per 6); Chromium, against 2 × 4: BERT-base fill-mask at 128 tokens and one DistilBERT
-// text 0.89×, GPT-2 small's 128-token prompt 0.95× the time. Without relaxed SIMD (Node 20) a multiply-add is a
+// of x in pairs while it is in cache (W is read from memory once). Without relaxed SIMD each group is first packed
+// into a panel (pack_panel: f32 rows copied, f16, bf16 and the block types that take this path widened), which the
+// tile reads through one pointer (panel_tile); with it (Fused) f32 rows are read where they are stored and the others
+// widened into a panel of G rows. Either way each row once per call, and the next group of f32 rows touched first
+// (touch_rows: 12 rows of x on 2304 × 768 from memory 1.25 → 1.07 ms). The last rows of W (fewer than G) one at a
+// time, f32 as stored, on the tile of one row. See the top of this file for what it replaced. Fused: its
+// multiply-adds are relaxed SIMD's (p_gemm_small_fused, where the instance runs it), and G is 6: a 2 × 6 tile holds
+// 12 accumulators, 2 rows of x and one W vector, 15 of the 16 SIMD registers V8 has on x64 (an FMA needs no
+// temporary), and does 12 FMAs per 8 loads (2 × 4: 8 per 6); Chromium, against 2 × 4: BERT-base fill-mask at 128
+// tokens and one DistilBERT text 0.89×, GPT-2 small's 128-token prompt 0.95× the time. Its FMAs, not its instructions,
+// set its pace: packed, the same AMD EPYC ran one DistilBERT text 1.10×, BERT-base fill-mask 1.03× the time in
+// Chromium (bench/ab-builds.mjs, 6 rounds), so it is not packed. Without relaxed SIMD (Node 20) a multiply-add is a
 // multiply and an add, which takes a temporary, and 2 × 5 was slower than 2 × 4 (1.09–1.13×): G is 4.
 template <bool Fused>
 void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
                 int64_t n0, int64_t n1) {
     constexpr int G = Fused ? 6 : 4;
+    constexpr bool packs = !Fused;  // (above)
     const int64_t K = Wm.n_cols;
     const bool as_stored = Wm.type == dtype::f32;
-    float* panel = as_stored ? nullptr : scratch(panel_buf, size_t(G * K));
-    // rows n … n + NR − 1 of W, as stored or widened into the panel
-    auto rows = [&]<int NR>(int64_t n, const uint8_t* (&w)[NR]) {
-        for (int j = 0; j < NR; ++j) {
-            if (as_stored) {
-                w[j] = Wm.row(n + j);
-            } else {
-                widen_segment(Wm, n + j, 0, K, panel + j * K);
-                w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
-            }
-        }
-    };
-    auto sweep = [&]<int NR>(int64_t n, const uint8_t* const (&w)[NR]) {
+    float* panel = scratch(panel_buf, size_t((G + 1) * K));  // G rows, and the line pack_panel widens into
+    auto sweep = [&]<int NR, bool Packed>(int64_t n, const uint8_t* const (&w)[NR]) {
         int64_t m = 0;
-        for (; m + 2 <= M; m += 2) store_tile<2, NR, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
-        if (m < M) store_tile<1, NR, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+        for (; m + 2 <= M; m += 2) store_tile<2, NR, Fused, Packed>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+        if (m < M) store_tile<1, NR, Fused, Packed>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
     };
     int64_t n = n0;
     for (; n + G <= n1; n += G) {
         const uint8_t* w[G];
-        rows(n, w);
+        if constexpr (packs) {
+            pack_panel(Wm, n, G, panel);
+            w[0] = reinterpret_cast<const uint8_t*>(panel);
+        } else {
+            for (int j = 0; j < G; ++j) {
+                if (as_stored) {
+                    w[j] = Wm.row(n + j);
+                } else {
+                    widen_segment(Wm, n + j, 0, K, panel + j * K);
+                    w[j] = reinterpret_cast<const uint8_t*>(panel + j * K);
+                }
+            }
+        }
         if (as_stored) touch_rows(Wm, n + G, n1, G);
-        sweep(n, w);
+        sweep.template operator()<G, packs>(n, w);
     }
-    for (; n < n1; ++n) {
-        const uint8_t* w[1];
-        rows(n, w);
-        sweep(n, w);
+    for (; n < n1; ++n) {  // one row at a time: as stored (f32), or widened (a panel of one row)
+        const uint8_t* w[1] = {as_stored ? Wm.row(n) : reinterpret_cast<const uint8_t*>(panel)};
+        if (!as_stored) pack_panel(Wm, n, 1, panel);
+        sweep.template operator()<1, false>(n, w);
     }
 }
 
