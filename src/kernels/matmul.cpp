@@ -55,6 +55,7 @@
 #endif
 
 #include "core/error.h"
+#include "kernels/cold.h"
 #include "kernels/kernels.h"
 #include "kernels/matmul-paths.h"
 #include "kernels/quants.h"
@@ -70,13 +71,6 @@ using matmul_detail::W;
 using matmul_detail::load_u16;
 using matmul_detail::scratch;
 using matmul_detail::widen_f16;
-
-// A loop taken one step a turn, neither unrolled nor vectorized by clang, where its code's size matters more (wasm).
-#if defined(__clang__)
-#define WF_ONE_STEP_A_TURN _Pragma("clang loop unroll(disable) vectorize(disable)")
-#else
-#define WF_ONE_STEP_A_TURN
-#endif
 
 // Per-thread scratch that grows to the largest size asked for and is then reused: no allocation per call.
 thread_local std::vector<float> panel_buf;
@@ -166,7 +160,7 @@ inline void panel_tile(const float* x, int64_t ldx, const float* panel, int64_t 
         for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
     }
     const float* wp = panel;
-WF_ONE_STEP_A_TURN
+WF_NO_UNROLL
     for (const float* const xe = x + K / W * W; xp[0] != xe; wp += NR * W) {
         B xv[MR];
         for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(xp[m]), xp[m] += W;
@@ -347,9 +341,9 @@ void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view&
         if (Wm.type == dtype::f32) row = Wm.row(n + j);
         else widen_segment(Wm, n + j, 0, K, line);
         float* p = panel + j * W;
-WF_ONE_STEP_A_TURN
+WF_NO_UNROLL
         for (int64_t k = 0; k < K4; k += W, p += NR * W) f32_rows::load(row, k).store_unaligned(p);
-WF_ONE_STEP_A_TURN
+WF_SCALAR_LOOP
         for (int64_t k = 0; k < tail; ++k) panel[NR * K4 + j * tail + k] = f32_rows::at(row, K4 + k);
     }
 }

@@ -21,14 +21,6 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
-#if defined(__clang__)
-#define WF_NO_UNROLL _Pragma("clang loop unroll(disable)")
-#elif defined(__GNUC__)
-#define WF_NO_UNROLL _Pragma("GCC unroll 1")
-#else
-#define WF_NO_UNROLL
-#endif
-
 namespace wf {
 
 const int8_t kvalues_iq4nl[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
