@@ -149,8 +149,9 @@ inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K
 // NR + MR of them. In wasm without relaxed SIMD a 2 × 4 step is 6 loads, 8 multiplies, 8 adds, the pointer
 // increments and the loop's test: on an AMD EPYC (separate multiply and add pipes: the 16 take 4 cycles; at most 6
 // instructions dispatched a cycle) 29 of them, 25 here. `node build/wasm/wf-bench-kernels.js encoders`, two alternating
-// runs: BERT-base's and MiniLM's shapes at 128 to 2048 rows 72–81 % → 79–92 % of the mul-add ceiling (2304 × 768 at
-// 128 rows 37.1–37.7 → 40.7–41.4 GFLOP/s). One step a turn: unrolled, the same speed in 250 B more of wasm.
+// runs: BERT-base's and MiniLM's shapes at 128 to 2048 rows 71–81 % → 73–92 % of the mul-add ceiling, medians about
+// 78 → 86 % (2304 × 768 at 128 rows 37.1–37.7 → 40.7–41.4 GFLOP/s). One step a turn: clang's unrolled form (the first
+// one measured) ran no faster in 250 B more of wasm.
 template <int MR, int NR, bool Fused>
 inline void panel_tile(const float* x, int64_t ldx, const float* panel, int64_t K, float (&out)[MR][NR]) {
     B acc[MR][NR];
