@@ -115,79 +115,52 @@ inline B madd(B a, B b, B c) {
 // out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR f32 rows of W, pointers stepped: clang's wasm target
 // has no loop strength reduction, and an index costs V8 a shift and an add per address, on the ports the
 // multiply-adds use (BERT-base fill-mask at 128 tokens 7–9 % faster in Chromium; in Node 8 % in two runs, 0 % in three
-// later ones; two steps of k a turn measured no faster in Chromium and up to 28 % slower in Node).
-template <int MR, int NR, bool Fused>
+// later ones; two steps of k a turn measured no faster in Chromium and up to 28 % slower in Node). W's rows at
+// w[0 … NR − 1], or Packed, all NR in the panel at w[0] (pack_panel): per W columns of k the NR rows' vectors side by
+// side, then each row's last K % W values one row after another — one pointer for all of W's rows instead of NR. In
+// wasm without relaxed SIMD a 2 × 4 step is 6 loads, 8 multiplies, 8 adds, the pointer increments and the loop's
+// test: on an AMD EPYC (separate multiply and add pipes: the 16 take 4 cycles; at most 6 instructions dispatched a
+// cycle) 29 of them, 25 packed. `node build/wasm/wf-bench-kernels.js encoders`, two alternating runs: BERT-base's and
+// MiniLM's shapes at 128 to 2048 rows 71–81 % → 73–92 % of the mul-add ceiling, medians about 78 → 86 % (2304 × 768
+// at 128 rows 37.1–37.7 → 40.7–41.4 GFLOP/s; clang unrolls the packed loop, which measured as fast one step a turn:
+// WF_NO_UNROLL here would save 0.6 KB of wasm but change the unpacked tiles' code, measured as they are).
+template <int MR, int NR, bool Fused, bool Packed = false>
 inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, float (&out)[MR][NR]) {
+    constexpr int S = Packed ? 1 : NR;  // W's pointers
     B acc[MR][NR];
     const float* xp[MR];
-    const uint8_t* wp[NR];
+    const uint8_t* wp[S];
     for (int m = 0; m < MR; ++m) {
         xp[m] = x + m * ldx;
         for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
     }
-    for (int n = 0; n < NR; ++n) wp[n] = w[n];
+    for (int s = 0; s < S; ++s) wp[s] = w[s];
     for (const float* const xe = x + K / W * W; xp[0] != xe;) {
         B xv[MR];
         for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(xp[m]), xp[m] += W;
         for (int n = 0; n < NR; ++n) {
-            const B wv = f32_rows::load(wp[n], 0);
-            wp[n] += 4 * W;
+            const B wv = Packed ? f32_rows::load(wp[0], n * W) : f32_rows::load(wp[n], 0);
+            if constexpr (!Packed) wp[n] += 4 * W;
             for (int m = 0; m < MR; ++m) acc[m][n] = madd<Fused>(xv[m], wv, acc[m][n]);
         }
-    }
-    for (int m = 0; m < MR; ++m)
-        for (int n = 0; n < NR; ++n) out[m][n] = xsimd::hadd(acc[m][n]);
-    for (int64_t k = 0; k < K % W; ++k)
-        for (int n = 0; n < NR; ++n) {
-            const float wk = f32_rows::at(wp[n], k);
-            for (int m = 0; m < MR; ++m) out[m][n] += xp[m][k] * wk;
-        }
-}
-
-// The same sums on NR rows of W packed into a panel (pack_panel): per W columns of k the NR rows' vectors side by
-// side, then each row's last K % W values one row after another — one pointer for all of W's rows, where tile steps
-// NR + MR of them. In wasm without relaxed SIMD a 2 × 4 step is 6 loads, 8 multiplies, 8 adds, the pointer
-// increments and the loop's test: on an AMD EPYC (separate multiply and add pipes: the 16 take 4 cycles; at most 6
-// instructions dispatched a cycle) 29 of them, 25 here. `node build/wasm/wf-bench-kernels.js encoders`, two alternating
-// runs: BERT-base's and MiniLM's shapes at 128 to 2048 rows 71–81 % → 73–92 % of the mul-add ceiling, medians about
-// 78 → 86 % (2304 × 768 at 128 rows 37.1–37.7 → 40.7–41.4 GFLOP/s). One step a turn: clang's unrolled form (the first
-// one measured) ran no faster in 250 B more of wasm.
-template <int MR, int NR, bool Fused>
-inline void panel_tile(const float* x, int64_t ldx, const float* panel, int64_t K, float (&out)[MR][NR]) {
-    B acc[MR][NR];
-    const float* xp[MR];
-    for (int m = 0; m < MR; ++m) {
-        xp[m] = x + m * ldx;
-        for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
-    }
-    const float* wp = panel;
-WF_NO_UNROLL
-    for (const float* const xe = x + K / W * W; xp[0] != xe; wp += NR * W) {
-        B xv[MR];
-        for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(xp[m]), xp[m] += W;
-        for (int n = 0; n < NR; ++n) {
-            const B wv = B::load_unaligned(wp + n * W);
-            for (int m = 0; m < MR; ++m) acc[m][n] = madd<Fused>(xv[m], wv, acc[m][n]);
-        }
+        if constexpr (Packed) wp[0] += 4 * W * NR;
     }
     for (int m = 0; m < MR; ++m)
         for (int n = 0; n < NR; ++n) out[m][n] = xsimd::hadd(acc[m][n]);
     const int64_t tail = K % W;
     for (int64_t k = 0; k < tail; ++k)
         for (int n = 0; n < NR; ++n) {
-            const float wk = f32_rows::at(reinterpret_cast<const uint8_t*>(wp + n * tail), k);
+            const float wk = Packed ? f32_rows::at(wp[0], n * tail + k) : f32_rows::at(wp[n], k);
             for (int m = 0; m < MR; ++m) out[m][n] += xp[m][k] * wk;
         }
 }
 
-// MR rows of x against NR rows of W into columns n0 … n0 + NR − 1 of y: W's rows at w[0 … NR − 1], or Packed, all
-// of them in the panel at w[0] (panel_tile).
+// MR rows of x against NR rows of W (tile: as rows, or Packed, a panel) into columns n0 … n0 + NR − 1 of y.
 template <int MR, int NR, bool Fused, bool Packed>
 inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, const float* bias, int64_t n0,
                        float* y, int64_t ldy) {
     float out[MR][NR];
-    if constexpr (Packed) panel_tile<MR, NR, Fused>(x, ldx, reinterpret_cast<const float*>(w[0]), K, out);
-    else tile<MR, NR, Fused>(x, ldx, w, K, out);
+    tile<MR, NR, Fused, Packed>(x, ldx, w, K, out);
     for (int m = 0; m < MR; ++m)
         for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
 }
@@ -331,7 +304,7 @@ void gemm_rows_stream(const float* x, int64_t M, int64_t ldx, const matrix_view&
     }
 }
 
-// Rows n … n + NR − 1 of W as f32 into panel_tile's layout at panel; a row of another type than f32 is widened first
+// Rows n … n + NR − 1 of W as f32 into the packed tile's layout at panel; a row of another type than f32 is widened first
 // into the K floats after the panel's NR rows. Not inlined (wasm-opt inlines a function that has one caller: hence
 // its call for a single row too): inlined into gemm_small<false> it cost 176 B gzipped.
 [[gnu::noinline]] void pack_panel(const matrix_view& Wm, int64_t n, int NR, float* panel) {
@@ -352,7 +325,7 @@ WF_SCALAR_LOOP
 // 6 rows of x and more: the register tile in dot-product form on W's rows, G at a time, each group swept by the rows
 // of x in pairs while it is in cache (W is read from memory once). Without relaxed SIMD each group is first packed
 // into a panel (pack_panel: f32 rows copied, f16, bf16 and the block types that take this path widened), which the
-// tile reads through one pointer (panel_tile); with it (Fused) f32 rows are read where they are stored and the others
+// tile reads through one pointer (tile<…, Packed>); with it (Fused) f32 rows are read where they are stored and the others
 // widened into a panel of G rows. Either way each row once per call, and the next group of f32 rows touched first
 // (touch_rows: 12 rows of x on 2304 × 768 from memory 1.25 → 1.07 ms). The last rows of W (fewer than G) one at a
 // time, f32 as stored, on the tile of one row. See the top of this file for what it replaced. Fused: its

@@ -33,7 +33,7 @@ test('the tarballs hold what users need and nothing else', () => {
   // size (WF_COLD), 397.7 KB with the grouped q4_0 decode GEMV, 397.8 KB once the encoder tasks' batching was one
   // function instead of a template per task, 396.7 KB with one f32 tile shape (2 × 4) for f16 and bf16 rows too, 397.4
   // KB with relaxed SIMD's 2 × 6, 399.2 KB with the decode GEMVs on 4 streams far apart (8 for f32's one row was
-  // 400.4: Node's gzip here measures ~1.5–2.5 KB more than Python's zlib at level 9), 399.8 KB with the f32 tile's packed
+  // 400.4: Node's gzip here measures ~1.5–2.5 KB more than Python's zlib at level 9), 399.9 KB with the f32 tile's packed
   // panel (its packing and the widening of f16 rows out of line). Plus 12 KB of Emscripten glue and 26 KB of
   // the API's JavaScript, which are not the engine.
   for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-relaxed.wasm']) {
