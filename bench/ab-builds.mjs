@@ -1,13 +1,13 @@
 // `node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N] [--env node|chromium]`: two builds of the engine in one process,
 // alternating (A B, then B A, …), on the engine alone — what a change to the engine bought, without a peer:
 // text-classification of one 32-token text (DistilBERT-base), fill-mask at 128 tokens (BERT-base), and a 128-token
-// GPT-2 small prompt + one token in f32 and at q8_0, an 8-token prompt + 32 greedy tokens in f32 and at q8_0 (decode), Marian (opus-mt-en-de shape) translating npm run bench's sentence, greedy and 4 beams, f32, and npm run bench's embed (32 texts × 64 tokens, all-MiniLM-L6-v2's shape) and qa (384 tokens, DistilBERT-base's) rows (bench/ab-work.mjs). ROOT_A and ROOT_B are checkouts whose dist/
+// GPT-2 small prompt + one token in f32 and at q8_0, an 8-token prompt + 32 greedy tokens in f32, at q8_0 and at q4_0 (decode), Marian (opus-mt-en-de shape) translating npm run bench's sentence, greedy and 4 beams, f32, and npm run bench's embed (32 texts × 64 tokens, all-MiniLM-L6-v2's shape) and qa (384 tokens, DistilBERT-base's) rows (bench/ab-work.mjs). ROOT_A and ROOT_B are checkouts whose dist/
 // holds a build (`npm run build:wasm`, or only `cmake --build build/wasm --target wasmformer-js` and its
 // wasmformer.mjs / .wasm copied over another dist/); each needs node_modules (a symlink to this checkout's will do).
 // Models from build/bench-models (npm run bench makes them). worker: false, threads: 1, cache: false. --env chromium
 // runs both in one page of headless Chromium (bench/ab-page.html; relaxed SIMD where Chromium has it — the line
 // printed says which each build ran); Node 20 runs SIMD128 only. Prints the median and quartiles of each, per build, and of B's time over A's
-// per round. In Node, WF_AB_ONLY=marian,decode times only the workloads whose names contain one of those words (and
+// per round. WF_AB_ONLY=marian,decode times only the workloads whose names contain one of those words (and
 // fill-mask, which reports the SIMD build), after loading every model as before.
 //   git worktree add /tmp/base HEAD~1 && …build there… && node bench/ab-builds.mjs /tmp/base . --env chromium
 import http from 'node:http';
@@ -82,7 +82,7 @@ async function inChromium() {
     await page.goto(`http://127.0.0.1:${server.address().port}/bench/ab-page.html`);
     await page.waitForFunction(() => window.abReady, null, { timeout: 60000 }).catch(() => { throw new Error(`ab-page.html did not start: ${errors.join('; ')}`); });
     page.setDefaultTimeout(0);
-    return await page.evaluate(([r, o]) => window.abRun(r, o), [rounds, opts]);
+    return await page.evaluate(([r, o, only]) => ((globalThis.WF_AB_ONLY = only), window.abRun(r, o)), [rounds, opts, process.env.WF_AB_ONLY ?? null]);
   } finally {
     await context.close();
     server.close();

@@ -18,6 +18,7 @@ async function load(wf, source, opts) {
   const fill = await wf.FillMask.load(source('bert-base'), opts);
   const gpt2f32 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'f32' });
   const gpt2q8 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q8_0' });
+  const gpt2q4 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q4_0' });
   // Marian (opus-mt-en-de's shape): npm run bench's source sentence and options (</s> banned: 32 tokens every run)
   const marian = await wf.Model.load(source('marian-en-de'), opts);
   // npm run bench's embed and qa rows: 32 texts of 62 words (64 tokens) on all-MiniLM-L6-v2's shape, mean pooling and
@@ -34,13 +35,14 @@ async function load(wf, source, opts) {
     'gpt2 q8_0': Object.assign(() => gpt2q8(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2q8 }),
     'gpt2 f32 decode 32': Object.assign(() => gpt2f32(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
     'gpt2 q8_0 decode 32': Object.assign(() => gpt2q8(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
+    'gpt2 q4_0 decode 32': Object.assign(() => gpt2q4(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2q4 }),
     embed: Object.assign(() => embed(texts, { pooling: 'mean', normalize: true }), { model: embed }),
     qa: Object.assign(() => qa(question, context, { max_seq_len: 384 }), { model: qa }),
     'marian greedy': Object.assign(() => translate(1), { model: marian }),
     'marian 4 beams': Object.assign(() => translate(4), { model: shared }),
   };
   // WF_AB_ONLY=a,b: only the workloads whose names contain one of these (every model is loaded all the same)
-  const only = globalThis.process?.env?.WF_AB_ONLY?.split(',');
+  const only = (globalThis.process?.env?.WF_AB_ONLY ?? globalThis.WF_AB_ONLY)?.split(',');  // Chromium: set by ab-builds.mjs
   if (only) for (const k of Object.keys(work)) if (k !== 'fill' && !only.some((o) => k.includes(o))) delete work[k];
   return work;
 }

@@ -8,9 +8,12 @@
 //   grouped   rows regrouped by 4: per group the 4 rows' f16 scales per block (8 bytes), then per block the 4 rows'
 //             16 code bytes side by side (64 bytes): one aligned stream, read 1 KB ahead, the scales widened in the loop
 //   grouped2  the same, two blocks a step
+//   grouped 2far / 4far  2 or 4 groups far apart side by side, no read-ahead (as the q8_0 GEMV's sets)
 // Run of 2026-11-28 (Node 20, Intel Xeon, 2 cores): stored 6.7 GB/s warm / 5.1–5.3 cold, grouped 10.1–10.4 / 5.7–7.3,
 // grouped without the volatile store 9.6–9.9 / 5.3–7.0, grouped two blocks a step 10.0–10.2 / 5.7–7.1; results
 // bit for bit stored's. The engine's loader groups q4_0 since (src/kernels/dtype.h; bench/README.md has its numbers).
+// Run of 2026-11-29 (Node 20, AMD EPYC): grouped 10.9–11.0 / 6.7–10.8, 2far 12.1–12.2 / 8.3–12.0, 4far 11.0–11.1 /
+// 9.4–10.9; the engine's decode GEMV reads 4 groups far apart since (quants-gemv.cpp, gemv_q4_0_groups).
 // Build and run (Node 20):
 //   em++ -O3 -msimd128 -std=c++20 -Isrc -sALLOW_MEMORY_GROWTH=1 -sMAXIMUM_MEMORY=4GB -sENVIRONMENT=node \
 //        -sWASM_ASYNC_COMPILATION=0 bench/gemv-q4-layouts.cpp -o build/gemv-q4-layouts.cjs && node build/gemv-q4-layouts.cjs
@@ -120,12 +123,42 @@ __attribute__((noinline)) void grouped(const problem& p, const uint8_t* G, const
     touch_sink = touched;
 }
 
+// S groups far apart (the groups split into S runs, group t·(groups / S) + i with i = 0, 1, …): S streams read side
+// by side, the activations' vectors loaded once per block for all S groups (as the q8_0 GEMV's 4 sets far apart,
+// src/kernels/gemv-q8.cpp); the groups / S remainder (0 in these shapes) is not handled
+template <int S>
+__attribute__((noinline)) void grouped_far(const problem& p, const uint8_t* G, float* y) {
+    const int nb = p.K / 32, rb = nb * kBlock, groups = p.N / 4, per = groups / S;
+    for (int i = 0; i < per; ++i) {
+        const uint8_t* hs[S];
+        const uint8_t* qs[S];
+        v128_t acc[S];
+        for (int t = 0; t < S; ++t) hs[t] = G + size_t(t * per + i) * 4 * rb, qs[t] = hs[t] + 8 * nb, acc[t] = wasm_f32x4_splat(0.0f);
+        for (int b = 0; b < nb; ++b) {
+            const int16_t* x = p.z + b * 32;
+            const v128_t z[4] = {wasm_v128_load(x), wasm_v128_load(x + 8), wasm_v128_load(x + 16), wasm_v128_load(x + 24)};
+            const v128_t off = wasm_i32x4_splat(8 * p.s[b]), dx = wasm_f32x4_splat(p.xd[b]);
+            for (int t = 0; t < S; ++t) {
+                v128_t s[4];
+                for (int j = 0; j < 4; ++j) {
+                    s[j] = block_dot(z, qs[t] + 64 * b + 16 * j);
+                    sink = s[j];
+                }
+                const v128_t Sm = wasm_i32x4_sub(sum4(s[0], s[1], s[2], s[3]), off);
+                const v128_t scale = wasm_f32x4_mul(widen4(hs[t] + 8 * b), dx);
+                acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(Sm), scale));
+            }
+        }
+        for (int t = 0; t < S; ++t) wasm_v128_store(y + 4 * (t * per + i), acc[t]);
+    }
+}
+
 }  // namespace
 
 int main() {
     std::mt19937 rng(1);
     std::printf("q4_0 decode GEMV (M = 1) in wasm: GB/s of q4_0 weights (18 bytes per 32), 10th percentile; warm / cold\n");
-    std::printf("%-10s %22s %22s %22s %22s\n", "N x K", "stored", "grouped", "grouped nosink", "grouped2");
+    std::printf("%-10s %22s %22s %22s %22s %22s %22s\n", "N x K", "stored", "grouped", "grouped nosink", "grouped2", "grouped 2far", "grouped 4far");
     const int shapes[][2] = {{2304, 768}, {3072, 768}, {768, 3072}, {1536, 576}, {896, 4864}};
     for (const auto& sh : shapes) {
         const int N = sh[0], K = sh[1], nb = K / 32, rb = nb * kBlock;
@@ -160,13 +193,15 @@ int main() {
         std::vector<float> want(static_cast<size_t>(N)), got(static_cast<size_t>(N));
         stored(p, W.data(), want.data());
         std::printf("%4dx%-5d", N, K);
-        for (int v = 0; v < 4; ++v) {
+        for (int v = 0; v < 6; ++v) {
             const auto run = [&](int c, float* out) {
                 const uint8_t* end = G.data() + (c + 1) * bytes;
                 if (v == 0) stored(p, W.data() + c * bytes, out);
                 else if (v == 1) grouped<1, true>(p, G.data() + c * bytes, end, out);
                 else if (v == 2) grouped<1, false>(p, G.data() + c * bytes, end, out);
-                else grouped<2, true>(p, G.data() + c * bytes, end, out);
+                else if (v == 3) grouped<2, true>(p, G.data() + c * bytes, end, out);
+                else if (v == 4) grouped_far<2>(p, G.data() + c * bytes, out);
+                else grouped_far<4>(p, G.data() + c * bytes, out);
             };
             run(0, got.data());
             bool same = true;

@@ -13,11 +13,12 @@
 // (neither file lets the compiler fuse a multiply and an add: g++ would, even across SSE intrinsics).
 //
 // Where the instance runs relaxed SIMD (Chromium), one row of x (decode) against the types whose codes fit in 7 bits
-// unsigned — q4_0, q5_0, q4_K, q5_K, q6_K — takes its int8 dot product instead (the int8 form, gemv_quant_int8;
+// unsigned — q4_0, q5_0, q4_K, q5_K, q6_K — can take its int8 dot product instead, where timing both says it is the
+// faster on this machine (the int8 form, gemv_quant_int8 and int8_pays below;
 // q4_1 and q5_1, rare in today's files, and 2 or 3 rows of x keep the int16 form: their int8 kernels would take the
 // engine over its 400 KB budget, tests/js/pack.test.mjs). The codes stay bytes,
 // 16 a vector, against the activations' int8 codes, and i32x4.relaxed_dot_i8x16_i7x16_add_s multiplies and adds 4
-// pairs into each int32 lane (vpdpbusd on a CPU with VNNI). Its result is defined exactly when the second operand
+// pairs into each int32 lane (vpdpbusd on a CPU with AVX-VNNI). Its result is defined exactly when the second operand
 // is in [0, 127], as the codes are: the same integer sums, so the same outputs bit for bit, in about half the
 // instructions (a q4_0 block and row: 1 load, 2 masks, 2 dot products, against 11 operations).
 //
@@ -25,7 +26,10 @@
 // V8 lowers badly (see opaque_mask16, decode5, and the unrolled loops), and values the kernels need as vectors are
 // built in registers, never stored as words and reloaded as a vector (k4_scales).
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -73,17 +77,6 @@ bool gemv_quant_computes(dtype t) {
     case dtype::q4_k:
     case dtype::q5_k:
     case dtype::q6_k: return true;
-    default: return false;
-    }
-}
-
-bool gemv_quant_int8(dtype t) {
-    switch (t) {
-    case dtype::q4_0:
-    case dtype::q5_0:
-    case dtype::q4_k:
-    case dtype::q5_k:
-    case dtype::q6_k: return relaxed_simd();
     default: return false;
     }
 }
@@ -341,94 +334,118 @@ struct t_iq4_nl {
     }
 };
 
-// Four rows of W at a time (the last group repeats its last row; only real rows are stored), M rows of x. Per
-// block: each row's Σ q_w·q_x in four int32 lanes (I8: the int8 form), the four rows reduced into one vector S, then
+// S sets of four rows of W at a time (a set's last rows repeat its last real one; only real rows are stored), M rows
+// of x. Per block, for each set: each row's Σ q_w·q_x in four int32 lanes (I8: the int8 form), the four rows reduced
+// into one vector S, then
 //   acc += float(S − offset·Σq_x)·(d_w·d_x)   [+ m_w·(d_x·float(Σq_x))].
-// Row j's blocks are read as stored blocks (their codes at + 2, T::decode's offsets) from w[j], step bytes apart, the
-// four rows' scales per block widened into sc beforehand: step = T::bytes for rows as stored; for grouped rows
-// (dtype.h: q4_0) w[j] points 2 bytes before row j's first codes and step = 4 rows' codes, and the group's scales are
-// one contiguous run of f16 (finite: shifted, multiplied by 2^112, the sign or-ed back). One body for both layouts (a
-// runtime step): a second copy of the kernels for grouped rows took the wasm to 406 KB gz, over its budget
-// (tests/js/pack.test.mjs). Widening the grouped scales beforehand rather than in the loop read 5.4–5.5 GB/s
-// cache-cold against 5.0 at Qwen2.5-0.5B's shapes (wf-bench-kernels blocks, two runs each).
-template <class T, int M, bool I8>
-inline void group4(const acts32& a, const uint8_t* const (&w)[4], int step, const float* sc, int nb, touch_ahead& ahead, V (&acc)[M]) {
+// Row j of set t has its blocks read as stored blocks (their codes at + 2, T::decode's offsets) from w[t][j],
+// step[t] bytes apart: step = T::bytes for rows as stored; for grouped rows (dtype.h: q4_0) w[t][j] points 2 bytes
+// before row j's first codes and step = 4 rows' codes. sc[t]: for one set (S = 1) the four rows' scales per block
+// widened beforehand (8 floats a block: their d, then their m); for several (grouped q4_0 only) the group's own run
+// of f16 scales (4 a block: finite, so shifted, multiplied by 2^112 and the sign or-ed back), widened as they are
+// read. A lane's operations are its row's alone, whatever the set's other rows and the other sets are.
+template <class T, int M, bool I8, int S>
+inline void group4(const acts32& a, const uint8_t* const (&w)[S][4], const int (&step)[S], const void* const (&sc)[S], int nb,
+                   touch_ahead* ahead, V (&acc)[S][M]) {
     const int K = nb * 32;
-    const uint8_t* p[4] = {w[0], w[1], w[2], w[3]};
-    for (int m = 0; m < M; ++m) acc[m] = fset(0.0f);
+    const uint8_t* p[S][4];
+    for (int t = 0; t < S; ++t)
+        for (int j = 0; j < 4; ++j) p[t][j] = w[t][j];
+    for (int t = 0; t < S; ++t)
+        for (int m = 0; m < M; ++m) acc[t][m] = fset(0.0f);
     for (int b = 0; b < nb; ++b) {
-        ahead.step(4 * T::bytes);
-        V s[M][4];
-        if constexpr (I8) {
-            V xv[M][2];
-            for (int m = 0; m < M; ++m) xv[m][0] = ld(a.x8 + m * K + b * 32), xv[m][1] = ld(a.x8 + m * K + b * 32 + 16);
+        if (ahead) ahead->step(4 * T::bytes);
+        V xv[M][I8 ? 2 : 4];
+        for (int m = 0; m < M; ++m)
+            for (int i = 0; i < (I8 ? 2 : 4); ++i)
+                xv[m][i] = I8 ? ld(a.x8 + m * K + b * 32 + 16 * i) : ld((T::z_form ? a.z : a.q) + m * K + b * 32 + 8 * i);
+        for (int t = 0; t < S; ++t) {
+            V s[M][4];
             WF_UNROLL
             for (int j = 0; j < 4; ++j) {
-                V lo, hi;
-                T::codes8(p[j], lo, hi);
-                p[j] += step;
-                for (int m = 0; m < M; ++m) s[m][j] = rdot(xv[m][1], hi, rdot(xv[m][0], lo, zero()));
-            }
-        } else {
-            V xv[M][4];
-            for (int m = 0; m < M; ++m)
-                for (int i = 0; i < 4; ++i) xv[m][i] = ld((T::z_form ? a.z : a.q) + m * K + b * 32 + 8 * i);
-            WF_UNROLL
-            for (int j = 0; j < 4; ++j) {
-                V q[4];
-                T::decode(p[j], q);
-                p[j] += step;
-                for (int m = 0; m < M; ++m) {
-                    s[m][j] = add32(add32(madd(q[0], xv[m][0]), madd(q[1], xv[m][1])), add32(madd(q[2], xv[m][2]), madd(q[3], xv[m][3])));
-                    if constexpr (M == 1) keep(s[m][j]);
+                if constexpr (I8) {
+                    V lo, hi;
+                    T::codes8(p[t][j], lo, hi);
+                    for (int m = 0; m < M; ++m) s[m][j] = rdot(xv[m][1], hi, rdot(xv[m][0], lo, zero()));
+                } else {
+                    V q[4];
+                    T::decode(p[t][j], q);
+                    for (int m = 0; m < M; ++m) {
+                        s[m][j] = add32(add32(madd(q[0], xv[m][0]), madd(q[1], xv[m][1])), add32(madd(q[2], xv[m][2]), madd(q[3], xv[m][3])));
+                        if constexpr (M == 1) keep(s[m][j]);
+                    }
                 }
+                p[t][j] += step[t];
             }
-        }
-        const V dw = fld(sc + 8 * b);
-        for (int m = 0; m < M; ++m) {
-            const float dx = a.d[m * nb + b];
-            const int32_t sx = a.s[m * nb + b];
-            V S = sum4(s[m][0], s[m][1], s[m][2], s[m][3]);
-            if constexpr (T::offset != 0) S = sub32(S, set32(T::offset * sx));
-            acc[m] = fadd(acc[m], fmul(cvt(S), fmul(dw, fset(dx))));
-            if constexpr (T::has_min) acc[m] = fadd(acc[m], fmul(fld(sc + 8 * b + 4), fset(dx * float(sx))));
+            const V dw = S > 1 ? half4_signed(static_cast<const uint8_t*>(sc[t]) + 8 * b) : fld(static_cast<const float*>(sc[t]) + 8 * b);
+            for (int m = 0; m < M; ++m) {
+                const float dx = a.d[m * nb + b];
+                const int32_t sx = a.s[m * nb + b];
+                V Sm = sum4(s[m][0], s[m][1], s[m][2], s[m][3]);
+                if constexpr (T::offset != 0) Sm = sub32(Sm, set32(T::offset * sx));
+                acc[t][m] = fadd(acc[t][m], fmul(cvt(Sm), fmul(dw, fset(dx))));
+                if constexpr (T::has_min) acc[t][m] = fadd(acc[t][m], fmul(fld(static_cast<const float*>(sc[t]) + 8 * b + 4), fset(dx * float(sx))));
+            }
         }
     }
 }
 
+// Rows [n0, n1) of W as stored (gemv_rows gives the kernels of 2 or 3 rows of x a grouped matrix's groups as stored),
+// 4 rows at a time, the next 4 read ahead (touch_ahead).
 template <class T, int M, bool I8 = false>
 void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
-    // grouped q4_0 rows (dtype.h) are read as such by the decode kernel (M = 1); gemv_rows gives the others their
-    // groups as stored
-    constexpr bool reads_groups = std::is_same_v<T, t_q4_0> && M == 1;
-    const int64_t K = W.n_cols, nb = K / 32, grouped = reads_groups ? grouped_rows(W) : 0;
-    float* sc = grow(wd_buf, size_t(8 * nb));  // per block: the four rows' d, then their m
-    for (int64_t n = n0; n < n1;) {
-        const uint8_t* w[4];
-        int64_t first = n, step = T::bytes, j0 = 0, j1 = std::min<int64_t>(4, n1 - n);
-        if (reads_groups && n < grouped) {  // a whole group read front to back, its rows of the range kept (each lane's
-                                            // operations are its row's alone)
-            const int64_t c = T::bytes - 2;
-            first = n / row_group * row_group, j0 = n - first, j1 = std::min<int64_t>(4, n1 - first), step = 4 * c;
-            const uint8_t* hs = W.row(first);  // the group's f16 scales, then its codes
-            for (int j = 0; j < 4; ++j) w[j] = hs + 2 * row_group * nb + c * j - 2;
-            for (int64_t b = 0; b < nb; ++b) fst(sc + 8 * b, half4_signed(hs + 8 * b));
-        } else {
-            for (int j = 0; j < 4; ++j) w[j] = W.row(n + std::min<int64_t>(j, j1 - 1));
-            for (int64_t b = 0; b < nb; ++b) {
-                fst(sc + 8 * b, half4(w, b * T::bytes));
-                if constexpr (T::has_min) fst(sc + 8 * b + 4, half4(w, b * T::bytes + 2));
-            }
+    const int64_t nb = W.n_cols / 32;
+    float* const wd = grow(wd_buf, size_t(8 * nb));  // per block: the four rows' d, then their m
+    for (int64_t n = n0; n < n1; n += 4) {
+        const int64_t rows = std::min<int64_t>(4, n1 - n);
+        const uint8_t* w[1][4];
+        for (int j = 0; j < 4; ++j) w[0][j] = W.row(n + std::min<int64_t>(j, rows - 1));
+        for (int64_t b = 0; b < nb; ++b) {
+            fst(wd + 8 * b, half4(w[0], b * T::bytes));
+            if constexpr (T::has_min) fst(wd + 8 * b + 4, half4(w[0], b * T::bytes + 2));
         }
-        touch_ahead ahead(W, first + 4, n1);
-        V acc[M];
-        group4<T, M, I8>(a, w, int(step), sc, int(nb), ahead, acc);
+        touch_ahead ahead(W, n + 4, n1);
+        V acc[1][M];
+        group4<T, M, I8, 1>(a, w, {T::bytes}, {wd}, int(nb), &ahead, acc);
         for (int m = 0; m < M; ++m) {
             alignas(16) float out[4];
-            fst(out, acc[m]);
-            for (int64_t j = j0; j < j1; ++j) y[m * ldy + first + j] = out[j] + (bias ? bias[first + j] : 0.0f);
+            fst(out, acc[0][m]);
+            for (int64_t j = 0; j < rows; ++j) y[m * ldy + n + j] = out[j] + (bias ? bias[n + j] : 0.0f);
         }
-        n = first + 4;
+    }
+}
+
+// One row of x against the whole groups of a grouped q4_0 matrix (dtype.h) that rows [n0, n1) touch (a group's rows
+// outside the range computed and not kept): four groups at a time, count / 4 groups apart — four streams far apart in
+// W, as the q8_0 and f32 GEMVs read (gemv-q8.cpp), the activations' vectors loaded once for the four. Each group
+// front to back: per block its f16 scales (widened as they are read), then the 4 rows' codes side by side. The last
+// count % 4 groups are computed with the last one repeated (the same values written again): one loop in the wasm
+// instead of a second for the tail. wf-bench-kernels blocks (Node, AMD EPYC, GB/s cold / warm, Qwen2.5-0.5B's
+// shapes): one group at a time, the next read ahead, 4.6–8.1 / 5.3–8.7; two far apart 7.4–10.3 / 10.2–10.5 (a
+// 4864-wide row 7.4–7.8); four 8.9–10.0 / 9.8–10.0. q4_0 decode of GPT-2 small (bench/ab-builds.mjs, 6 rounds):
+// 0.917 of the time in Node, 0.938 in Chromium.
+template <bool I8>
+void gemv_q4_0_groups(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t n0, int64_t n1) {
+    constexpr int S = 4;
+    constexpr int64_t c = sizeof(block_q4_0) - 2;  // code bytes of a row's block
+    const int64_t nb = W.n_cols / 32, g0 = n0 / row_group, count = (n1 - 1) / row_group - g0 + 1, Q = count / S;
+    for (int64_t i = 0; i < Q + (count % S != 0); ++i) {
+        const uint8_t* w[S][4];
+        const void* sc[S];
+        int64_t first[S];
+        for (int t = 0; t < S; ++t) {
+            first[t] = (g0 + (i < Q ? i + t * Q : std::min(S * Q + t, count - 1))) * row_group;
+            const uint8_t* hs = W.row(first[t]);  // the group's f16 scales, then its codes
+            sc[t] = hs;
+            for (int j = 0; j < 4; ++j) w[t][j] = hs + 2 * row_group * nb + c * j - 2;
+        }
+        V acc[S][1];
+        group4<t_q4_0, 1, I8, S>(a, w, {4 * c, 4 * c, 4 * c, 4 * c}, sc, int(nb), nullptr, acc);
+        for (int t = 0; t < S; ++t) {
+            alignas(16) float out[4];
+            fst(out, acc[t][0]);
+            for (int64_t j = std::max(n0, first[t]); j < std::min(n1, first[t] + 4); ++j) y[j] = out[j - first[t]] + (bias ? bias[j] : 0.0f);
+        }
     }
 }
 
@@ -778,7 +795,7 @@ template <int M>
 void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1,
                bool int8) {
     const int64_t K = W.n_cols;
-    if (traits(W.type).block == qk_k) {
+    if constexpr (M < 3) if (traits(W.type).block == qk_k) {  // (no K-quant kernel for 3 rows: gemv_quant_form)
         const actsK a = quantize_actsK(x, M, ldx, K);
         int i = 4;  // q6_K
         switch (W.type) {
@@ -801,7 +818,12 @@ void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* b
     }
     const kernel32 k = int8 && k32_i8<M>[i] ? k32_i8<M>[i] : k32<M>[i];
     if (M > 1 && W.grouped) return gemv32_ungrouped(a, W, bias, y, ldy, n0, n1, k);
-    return k(a, W, bias, y, ldy, n0, n1);
+    if constexpr (M == 1) {  // a grouped q4_0 matrix's whole groups, then the rows after them as stored
+        const int64_t g = std::min(n1, grouped_rows(W));
+        if (n0 < g) (int8 ? gemv_q4_0_groups<true> : gemv_q4_0_groups<false>)(a, W, bias, y, n0, g);
+        n0 = std::max(n0, g);
+    }
+    if (n0 < n1) k(a, W, bias, y, ldy, n0, n1);
 }
 
 }  // namespace
@@ -813,8 +835,10 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
 #if defined(__wasm_simd128__)
     int8 = int8 && relaxed_simd();  // the plain instance has no int8 dot product (its placeholder must not be called)
 #endif
-    // three rows of x per pass over W (more would spill the accumulators; q4_1, q5_1: two)
-    const int64_t per_pass = has_min32(W.type) ? 2 : 3;
+    // three rows of x per pass over W (more would spill the accumulators); two for q4_1 and q5_1, and for the K-quants,
+    // whose kernels for 3 rows measured no faster than 2 + 1 (q4_K) to 10 % faster at 9–15 rows (q6_K; the prompts
+    // under 16 tokens), in Node, 2048 × 2048, while their 5 functions were 9.8 KB of the wasm's gzipped 400 (its budget)
+    const int64_t per_pass = has_min32(W.type) || traits(W.type).block == qk_k ? 2 : 3;
     for (int64_t m = 0; m < M; m += per_pass) {
         const float* xm = x + m * ldx;
         float* ym = y + m * ldy;
@@ -826,9 +850,49 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
     }
 }
 
+// Whether the int8 form is the faster of the two on this machine. Relaxed SIMD's int8 dot product is one instruction
+// where x86 has AVX-VNNI (vpdpbusd) and three where it does not (V8: pmaddubsw, pmaddwd by ones, paddd), and there
+// the int16 form can be the faster: on an AMD EPYC (Zen 4: AVX-512 VNNI, no AVX-VNNI) GPT-2 small's q4_0 decode in
+// Chromium took 0.906 of the time in int16 (bench/ab-builds.mjs, 5 rounds). So each type's two forms are timed once,
+// on its first one-row GEMV: 256 × 2048 zero weights (their speed does not depend on the values), alternating, the
+// best of 4 samples of 32 calls each (~1 ms: a page's performance.now() may be as coarse as 0.1 ms), ~8 ms in all.
+// The two forms give the same results bit for bit, so the choice changes the speed only.
+namespace {
+bool int8_pays(dtype t) {
+    static std::atomic<uint8_t> known[std::size(all_dtypes)];  // 0: not timed yet, 1: int16, 2: int8
+    std::atomic<uint8_t>& k = known[size_t(t)];
+    if (const uint8_t v = k.load(std::memory_order_relaxed)) return v == 2;
+    constexpr int64_t N = 256, K = 2048;
+    const std::vector<uint8_t> w(static_cast<size_t>(row_bytes(t, K) * N));
+    const std::vector<float> x(static_cast<size_t>(K));
+    std::vector<float> y(static_cast<size_t>(N));
+    const matrix_view W{t, N, K, w.data()};
+    double best[2] = {1e30, 1e30};
+    for (int sample = 0; sample < 4; ++sample)
+        for (int form = 0; form < 2; ++form) {
+            const auto t0 = std::chrono::steady_clock::now();
+            for (int i = 0; i < 32; ++i) gemv_quant_form(x.data(), 1, K, W, nullptr, y.data(), N, 0, N, form == 1);
+            best[form] = std::min(best[form], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+    k.store(best[1] < best[0] ? 2 : 1, std::memory_order_relaxed);
+    return best[1] < best[0];
+}
+}  // namespace
+
+bool gemv_quant_int8(dtype t) {
+    switch (t) {
+    case dtype::q4_0:
+    case dtype::q5_0:
+    case dtype::q4_k:
+    case dtype::q5_k:
+    case dtype::q6_k: return relaxed_simd() && int8_pays(t);
+    default: return false;
+    }
+}
+
 void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                 int64_t n_begin, int64_t n_end) {
-    gemv_quant_form(x, M, ldx, W, bias, y, ldy, n_begin, n_end, gemv_quant_int8(W.type));
+    gemv_quant_form(x, M, ldx, W, bias, y, ldy, n_begin, n_end, M == 1 && gemv_quant_int8(W.type));
 }
 
 #else  // no SIMD the kernels know: the scalar twin
@@ -838,6 +902,8 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
     if (!gemv_quant_computes(W.type)) not_computed(W.type);
     ref::gemv_quant(x, M, ldx, W, bias, y, ldy, n_begin, n_end);
 }
+
+bool gemv_quant_int8(dtype) { return false; }
 
 void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                 int64_t n_begin, int64_t n_end) {

@@ -144,15 +144,16 @@ void quantize_q8_K(const float* x, int64_t n, block_q8_K* out);
 // q3_K, q4_K, q5_K, q6_K (against q8_K activations).
 bool gemv_quant_computes(dtype t);
 // y (M×N) = x (M×K) · Wᵀ + bias, columns [n_begin, n_end) only, in integers on quantized activations; any M (W is
-// read once for every 3 rows of x: matmul uses it below 16 rows). Four rows of W at a time: each block's integer
-// sums are reduced per row and scaled as one vector, so each output is its blocks' terms added in block order, the
-// same float operations as the scalar twin: the two agree bit for bit.
+// read once for every 3 rows of x, every 2 for q4_1, q5_1 and the K-quants: matmul uses it below 16 rows). Four rows
+// of W at a time: each block's integer sums are reduced per row and scaled as one vector, so each output is its
+// blocks' terms added in block order, the same float operations as the scalar twin: the two agree bit for bit.
 void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                 int64_t n_begin, int64_t n_end);
 
 // Whether gemv_quant computes one row of x against W's type in its int8 form in this instance: relaxed SIMD's int8
 // dot product, where the instance runs it (kernels/relaxed.h), for q4_0, q5_0, q4_K, q5_K and q6_K, whose codes fit
-// in 7 bits unsigned. The same integer sums either way: the same outputs bit for bit.
+// in 7 bits unsigned, and where it is the faster form on this machine (both timed once per type, on first use). The
+// same integer sums either way: the same outputs bit for bit.
 bool gemv_quant_int8(dtype t);
 // gemv_quant in the form asked for, for the tests: int8 where the type and one row of x have that form and the
 // instance can compute it (one that runs relaxed SIMD; natively with SSE4.1, which emulates the instruction by
