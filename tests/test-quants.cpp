@@ -301,16 +301,20 @@ TEST_CASE("q8_K activations quantize byte for byte as ggml's quantize_row_q8_K_r
     }
 }
 
-// [kernels]: tests/browser/relaxed-simd.test.mjs runs it in Chromium too, where the relaxed-SIMD instance takes the
-// int8 form (relaxed SIMD's dot product) — natively, SSE4.1 emulates that instruction.
+// [kernels]: tests/browser/relaxed-simd.test.mjs runs it in Chromium too, where the relaxed-SIMD instance can take the
+// int8 form (relaxed SIMD's dot product) — natively, SSE4.1 emulates that instruction. Both forms are checked here
+// whichever the instance chose.
 TEST_CASE("The integer GEMV equals its scalar twin bit for bit on every block type, in both forms", "[quants][matmul][kernels]") {
     uint32_t seed = 1;
     INFO("relaxed SIMD: " << wf::relaxed_simd());
     for (dtype t : kBlockTypes) {
         if (!wf::gemv_quant_computes(t)) continue;  // q8_0 has its own kernels (tests/test-kernels.cpp)
-        // the int8 form is the instance's where it runs relaxed SIMD, for these types (one row of x)
+        // the int8 form can be the instance's only where it runs relaxed SIMD, for these types (one row of x), and then
+        // where timing it against the int16 form says it is the faster (either answer is right here); once chosen, it stays
         const bool int8 = t == dtype::q4_0 || t == dtype::q5_0 || t == dtype::q4_k || t == dtype::q5_k || t == dtype::q6_k;
-        REQUIRE(wf::gemv_quant_int8(t) == (int8 && wf::relaxed_simd()));
+        const bool chosen = wf::gemv_quant_int8(t);
+        if (!(int8 && wf::relaxed_simd())) REQUIRE_FALSE(chosen);
+        REQUIRE(wf::gemv_quant_int8(t) == chosen);
         for (int64_t K : {256, 768, 2304})
             for (int64_t N : {1, 3, 4, 5, 17, 33})
                 for (int64_t M : {1, 2, 3, 4, 7}) {
