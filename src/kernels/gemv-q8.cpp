@@ -17,6 +17,7 @@
 #include "kernels/kernels.h"
 #include "kernels/matmul-paths.h"
 #include "kernels/quants.h"
+#include "kernels/touch.h"
 
 namespace wf::matmul_detail {
 namespace {
@@ -224,13 +225,11 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
             }
         }
     };
-    // the last count % S sets together, the last one repeated to fill the S (it writes the same values again): one
-    // kernel in the wasm instead of a second one for the tail (the engine's size budget)
-    const int64_t Q = count / S;
-    for (int64_t i = 0; i < Q + (count % S != 0); ++i) {
+    // the sets of turn i: far_set (kernels/touch.h; the last count % S together, the last one repeated to fill the S)
+    for (int64_t i = 0; i < count / S + (count % S != 0); ++i) {
         q8_set sets[S];
         q8_set* set[S];
-        for (int t = 0; t < S; ++t) sets[t] = set_at(i < Q ? i + t * Q : std::min(S * Q + t, count - 1)), set[t] = &sets[t];
+        for (int t = 0; t < S; ++t) sets[t] = set_at(far_set(i, t, S, count)), set[t] = &sets[t];
         put(set);
     }
 #else

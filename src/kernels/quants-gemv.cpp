@@ -31,7 +31,6 @@
 #include <cstring>
 #include <iterator>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 #if defined(__wasm_simd128__)
@@ -354,7 +353,7 @@ inline void group4(const acts32& a, const uint8_t* const (&w)[S][4], const int (
     for (int t = 0; t < S; ++t)
         for (int m = 0; m < M; ++m) acc[t][m] = fset(0.0f);
     for (int b = 0; b < nb; ++b) {
-        if (ahead) ahead->step(4 * T::bytes);
+        if constexpr (S == 1) ahead->step(4 * T::bytes);  // several sets (far apart) read no further ahead
         V xv[M][I8 ? 2 : 4];
         for (int m = 0; m < M; ++m)
             for (int i = 0; i < (I8 ? 2 : 4); ++i)
@@ -418,9 +417,8 @@ void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, 
 // One row of x against the whole groups of a grouped q4_0 matrix (dtype.h) that rows [n0, n1) touch (a group's rows
 // outside the range computed and not kept): four groups at a time, count / 4 groups apart — four streams far apart in
 // W, as the q8_0 and f32 GEMVs read (gemv-q8.cpp), the activations' vectors loaded once for the four. Each group
-// front to back: per block its f16 scales (widened as they are read), then the 4 rows' codes side by side. The last
-// count % 4 groups are computed with the last one repeated (the same values written again): one loop in the wasm
-// instead of a second for the tail. wf-bench-kernels blocks (Node, AMD EPYC, GB/s cold / warm, Qwen2.5-0.5B's
+// front to back: per block its f16 scales (widened as they are read), then the 4 rows' codes side by side (the
+// groups of a turn: far_set, kernels/touch.h). wf-bench-kernels blocks (Node, AMD EPYC, GB/s cold / warm, Qwen2.5-0.5B's
 // shapes): one group at a time, the next read ahead, 4.6–8.1 / 5.3–8.7; two far apart 7.4–10.3 / 10.2–10.5 (a
 // 4864-wide row 7.4–7.8); four 8.9–10.0 / 9.8–10.0. q4_0 decode of GPT-2 small (bench/ab-builds.mjs, 6 rounds):
 // 0.917 of the time in Node, 0.938 in Chromium.
@@ -428,13 +426,13 @@ template <bool I8>
 void gemv_q4_0_groups(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t n0, int64_t n1) {
     constexpr int S = 4;
     constexpr int64_t c = sizeof(block_q4_0) - 2;  // code bytes of a row's block
-    const int64_t nb = W.n_cols / 32, g0 = n0 / row_group, count = (n1 - 1) / row_group - g0 + 1, Q = count / S;
-    for (int64_t i = 0; i < Q + (count % S != 0); ++i) {
+    const int64_t nb = W.n_cols / 32, g0 = n0 / row_group, count = (n1 - 1) / row_group - g0 + 1;
+    for (int64_t i = 0; i < count / S + (count % S != 0); ++i) {
         const uint8_t* w[S][4];
         const void* sc[S];
         int64_t first[S];
         for (int t = 0; t < S; ++t) {
-            first[t] = (g0 + (i < Q ? i + t * Q : std::min(S * Q + t, count - 1))) * row_group;
+            first[t] = (g0 + far_set(i, t, S, count)) * row_group;
             const uint8_t* hs = W.row(first[t]);  // the group's f16 scales, then its codes
             sc[t] = hs;
             for (int j = 0; j < 4; ++j) w[t][j] = hs + 2 * row_group * nb + c * j - 2;

@@ -34,6 +34,15 @@ private:
     uint32_t s_ = 0;
 };
 
+// Which of `count` sets (of W rows) is the t-th of the S computed together in turn i, when the GEMVs read S sets far
+// apart (S streams, which memory serves faster than one; README build notes): turns i < count / S take sets
+// count / S apart, and a last turn the remaining count % S, its last set repeated to fill the S (the same values
+// written twice: one loop in the wasm instead of a second for the tail). Turns: count / S, plus one if count % S.
+inline int64_t far_set(int64_t i, int t, int S, int64_t count) {
+    const int64_t Q = count / S;
+    return i < Q ? i + t * Q : std::min(S * Q + t, count - 1);
+}
+
 // The whole group of `rows` at once (the f32 tile, whose W rows are swept by all rows of x).
 inline void touch_rows(const matrix_view& W, int64_t n, int64_t n1, int64_t rows) { touch_ahead(W, n, n1, rows).all(); }
 
