@@ -323,14 +323,16 @@ TEST_CASE("The integer GEMV equals its scalar twin bit for bit on every block ty
                     const wf::matrix_view W{t, N, K, bytes.data()};
                     const auto x = wft::random_floats(size_t(M * K), seed++, -3.0f, 3.0f);
                     const auto bias = wft::random_floats(size_t(N), seed++);
-                    std::vector<float> y(size_t(M * N), NAN), y8(size_t(M * N), NAN), yr(size_t(M * N), NAN);
+                    std::vector<float> y(size_t(M * N), NAN), y8(size_t(M * N), NAN), y16(size_t(M * N), NAN), yr(size_t(M * N), NAN);
                     wf::gemv_quant(x.data(), M, K, W, bias.data(), y.data(), N, 0, N);
                     wf::gemv_quant_form(x.data(), M, K, W, bias.data(), y8.data(), N, 0, N, true);
+                    wf::gemv_quant_form(x.data(), M, K, W, bias.data(), y16.data(), N, 0, N, false);
                     wf::ref::gemv_quant(x.data(), M, K, W, bias.data(), yr.data(), N, 0, N);
                     for (size_t i = 0; i < y.size(); ++i) {
                         REQUIRE(std::isfinite(y[i]));
                         REQUIRE(same_bits(y[i], yr[i]));
                         REQUIRE(same_bits(y8[i], yr[i]));
+                        REQUIRE(same_bits(y16[i], yr[i]));
                     }
                 }
     }
