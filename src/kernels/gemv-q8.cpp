@@ -131,12 +131,21 @@ struct q8_set {
     int64_t step, first, lo, hi;
 };
 
+// Four rows' int32 partial sums s[0 … 3] (4 lanes each) → one vector of their four sums: [s0a+s0c, s1a+s1c, s0b+s0d,
+// s1b+s1d] and the same for rows 2, 3; then one more add.
+inline v128_t sum_rows4(const v128_t (&s)[4]) {
+    const v128_t u01 = wasm_i32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 4, 1, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 6, 3, 7));
+    const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
+    return wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
+}
+
 // S sets at once, against one row of x: per block, each set's four int32 partial sums are transposed into one vector
 // [S0, S1, S2, S3] and scaled by one vector multiply, instead of four scalar f16 conversions, splats and multiplies.
 // The S sets are far apart in W (gemv_q8 takes sets (count / S) apart): S sequential streams, which this Intel Xeon
 // VM reads at 11–12 GB/s for 4 sets where one grouped set at a time read 7 (bench/gemv-layouts.cpp, Node 20; the
 // f32 GEMV's finding, kernels/matmul.cpp gemm_streams). A lane's arithmetic is the same whatever the other lanes and
-// sets are, so a row's result does not depend on where a thread's range starts.
+// sets are, so a row's result does not depend on where a thread's range starts. This form takes any sets (rows as
+// stored, and a turn that mixes them with groups); a turn of groups only goes to dot_q8_groups.
 inline thread_local volatile v128_t block_sink;
 template <int S>
 inline void dot_q8_sets(const int16_t* xq_row, const float* xd, q8_set* const (&set)[S], int64_t nb, v128_t (&out)[S]) {
@@ -152,15 +161,40 @@ inline void dot_q8_sets(const int16_t* xq_row, const float* xd, q8_set* const (&
                 s[n] = block_dot(x0, x1, x2, x3, st.w[n] + st.step * b);
                 block_sink = s[n];  // a store after each row's sum: V8 would otherwise load the 4 rows' codes first, then spill
             }
-            // [s0a+s0c, s1a+s1c, s0b+s0d, s1b+s1d] and the same for rows 2, 3; then one more add gives the four sums
-            const v128_t u01 = wasm_i32x4_add(wasm_i32x4_shuffle(s[0], s[1], 0, 4, 1, 5), wasm_i32x4_shuffle(s[0], s[1], 2, 6, 3, 7));
-            const v128_t u23 = wasm_i32x4_add(wasm_i32x4_shuffle(s[2], s[3], 0, 4, 1, 5), wasm_i32x4_shuffle(s[2], s[3], 2, 6, 3, 7));
-            const v128_t sums = wasm_i32x4_add(wasm_i32x4_shuffle(u01, u23, 0, 1, 4, 5), wasm_i32x4_shuffle(u01, u23, 2, 3, 6, 7));
             // grouped rows' scales: finite and not negative (dtype.h), so (h << 13)·2^112 is the float, exactly
             const v128_t d = st.hs ? wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(st.hs + 2 * row_group * b), 13), wasm_f32x4_splat(0x1p112f))
                                    : wasm_v128_load(st.sc + 4 * b);
             const v128_t scale = wasm_f32x4_mul(d, wasm_f32x4_splat(xd[b]));
-            acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sums), scale));
+            acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum_rows4(s)), scale));
+        }
+    }
+    for (int t = 0; t < S; ++t) out[t] = acc[t];
+}
+
+// S groups of grouped rows (dtype.h: at g[t] the group's 4·nb f16 scales, then per block its 4 rows' 32 codes side by
+// side), against one row of x: the same arithmetic as dot_q8_sets, lane for lane, read from S pointers that stay in
+// registers (each block's addresses are constant offsets from g[t] plus one shared index). dot_q8_sets reads each
+// row's pointer and step from its set in memory for every block, and on an AMD EPYC (Zen 5, Node 20) the grouped
+// q8_0 GEMV read 8.5–9.8 GB/s cache-cold that way, 17–26 this way (`wf-bench-kernels blocks`; warm 24 → 27–30);
+// GPT-2 small's q8_0 decode took 0.55 of the time (bench/ab-builds.mjs).
+template <int S>
+[[gnu::noinline]] void dot_q8_groups(const int16_t* xq_row, const float* xd, const uint8_t* const (&g)[S], int nb, v128_t (&out)[S]) {
+    v128_t acc[S];
+    const uint8_t* codes[S];
+    for (int t = 0; t < S; ++t) acc[t] = wasm_f32x4_splat(0.0f), codes[t] = g[t] + 2 * row_group * nb;
+    for (int b = 0; b < nb; ++b) {
+        const int16_t* xq = xq_row + b * q8_block;
+        const v128_t x0 = wasm_v128_load(xq), x1 = wasm_v128_load(xq + 8), x2 = wasm_v128_load(xq + 16), x3 = wasm_v128_load(xq + 24);
+        const v128_t dx = wasm_f32x4_splat(xd[b]);
+        for (int t = 0; t < S; ++t) {
+            const uint8_t* blk = codes[t] + b * (row_group * q8_block);
+            v128_t s[4];
+            for (int n = 0; n < 4; ++n) {
+                s[n] = block_dot(x0, x1, x2, x3, blk + n * q8_block);
+                block_sink = s[n];
+            }
+            const v128_t d = wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(g[t] + 2 * row_group * b), 13), wasm_f32x4_splat(0x1p112f));
+            acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum_rows4(s)), wasm_f32x4_mul(d, dx)));
         }
     }
     for (int t = 0; t < S; ++t) out[t] = acc[t];
@@ -215,9 +249,16 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
             st.sc = sc + t * 4 * nb;
             for (int64_t b = 0; b < nb; ++b) wasm_v128_store(sc + t * 4 * nb + 4 * b, half4(r, b * int64_t(sizeof(block_q8_0))));
         }
+        // a turn of groups only goes to dot_q8_groups; rows as stored, and a turn that mixes them with groups (the
+        // last rows of a grouped matrix, fewer than 4), to dot_q8_sets. (dot_q8_stored, rows as stored read from
+        // pointers in registers the same way, measured no faster cold: 9.0–10.0 GB/s, its 16 streams the bound.)
+        bool groups = true;
+        const uint8_t* g[S];
+        for (int t = 0; t < S; ++t) groups = groups && set[t]->hs, g[t] = set[t]->hs;
         for (int64_t m = 0; m < M; ++m) {
             v128_t out[S];
-            dot_q8_sets<S>(xq.q.data() + m * K, xq.d.data() + m * nb, set, nb, out);
+            if (groups) dot_q8_groups<S>(xq.q.data() + m * K, xq.d.data() + m * nb, g, int(nb), out);
+            else dot_q8_sets<S>(xq.q.data() + m * K, xq.d.data() + m * nb, set, nb, out);
             for (int t = 0; t < S; ++t) {
                 float o[4];
                 wasm_v128_store(o, out[t]);
