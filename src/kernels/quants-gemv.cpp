@@ -339,7 +339,8 @@ struct t_iq4_nl {
 //   acc += float(S − offset·Σq_x)·(d_w·d_x)   [+ m_w·(d_x·float(Σq_x))].
 // Row j of set t has its blocks read as stored blocks (their codes at + 2, T::decode's offsets) from w[t][j],
 // step[t] bytes apart: step = T::bytes for rows as stored; for grouped rows (dtype.h: q4_0) w[t][j] points 2 bytes
-// before row j's first codes and step = 4 rows' codes. sc[t]: for one set (S = 1) the four rows' scales per block
+// before row j's first codes and step = 4 rows' codes (with several sets only w[t][0] is read: row j's codes are
+// step / 4 bytes after row 0's). sc[t]: for one set (S = 1) the four rows' scales per block
 // widened beforehand (8 floats a block: their d, then their m); for several (grouped q4_0 only) the group's own run
 // of f16 scales (4 a block: finite, so shifted, multiplied by 2^112 and the sign or-ed back), widened as they are
 // read. A lane's operations are its row's alone, whatever the set's other rows and the other sets are.
