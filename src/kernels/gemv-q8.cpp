@@ -131,6 +131,12 @@ struct q8_set {
     int64_t step, first, lo, hi;
 };
 
+// Block b's 4 f16 scales of the group at hs (dtype.h: its 4·nb scales first) as floats. Grouped rows' scales are
+// finite and not negative, so (h << 13)·2^112 is the float, exactly.
+inline v128_t group_scales(const uint8_t* hs, int64_t b) {
+    return wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(hs + 2 * row_group * b), 13), wasm_f32x4_splat(0x1p112f));
+}
+
 // Four rows' int32 partial sums s[0 … 3] (4 lanes each) → one vector of their four sums: [s0a+s0c, s1a+s1c, s0b+s0d,
 // s1b+s1d] and the same for rows 2, 3; then one more add.
 inline v128_t sum_rows4(const v128_t (&s)[4]) {
@@ -161,8 +167,7 @@ inline void dot_q8_sets(const int16_t* xq_row, const float* xd, q8_set* const (&
                 s[n] = block_dot(x0, x1, x2, x3, st.w[n] + st.step * b);
                 block_sink = s[n];  // a store after each row's sum: V8 would otherwise load the 4 rows' codes first, then spill
             }
-            // grouped rows' scales: finite and not negative (dtype.h), so (h << 13)·2^112 is the float, exactly
-            const v128_t d = st.hs ? wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(st.hs + 2 * row_group * b), 13), wasm_f32x4_splat(0x1p112f))
+            const v128_t d = st.hs ? group_scales(st.hs, b)
                                    : wasm_v128_load(st.sc + 4 * b);
             const v128_t scale = wasm_f32x4_mul(d, wasm_f32x4_splat(xd[b]));
             acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum_rows4(s)), scale));
@@ -193,7 +198,7 @@ template <int S>
                 s[n] = block_dot(x0, x1, x2, x3, blk + n * q8_block);
                 block_sink = s[n];
             }
-            const v128_t d = wasm_f32x4_mul(wasm_i32x4_shl(wasm_u32x4_load16x4(g[t] + 2 * row_group * b), 13), wasm_f32x4_splat(0x1p112f));
+            const v128_t d = group_scales(g[t], b);
             acc[t] = wasm_f32x4_add(acc[t], wasm_f32x4_mul(wasm_f32x4_convert_i32x4(sum_rows4(s)), wasm_f32x4_mul(d, dx)));
         }
     }
