@@ -11,6 +11,7 @@
 
 #include <memory>
 #include <new>
+#include <utility>
 
 #include "core/json.h"
 #include "kernels/parallel.h"
@@ -69,10 +70,14 @@ class Pipeline {
 public:
     val load(FileSet& fs, const std::string& opts) {
         return guarded(out_, [&] {
-            const wf::load_options lo = wf::parse_load_options(parse(opts, "load options"));
+            wf::load_options lo = wf::parse_load_options(parse(opts, "load options"));
+            // A FileSet is one load's: the files stay with the model (or go), and the load may rewrite them in place
+            // (group borrowed q8_0 / q4_0 rows), so the FileSet is emptied whatever happens
+            lo.files_writable = true;
+            auto files = std::exchange(fs.files_, std::make_shared<wf::file_set>());
             gen_.reset();
             pm_.reset();
-            pm_ = std::make_unique<wf::pipeline_model>(wf::load_pipeline_model(fs.files_, lo));
+            pm_ = std::make_unique<wf::pipeline_model>(wf::load_pipeline_model(std::move(files), lo));
             return info_json();
         });
     }

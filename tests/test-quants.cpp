@@ -670,3 +670,88 @@ TEST_CASE("GPT-2 converted at load to a block type equals the same model quantiz
         REQUIRE(wft::max_abs_diff(got.decode.data(), f32.decode.data(), got.decode.size()) > 0);  // really quantized
     }
 }
+
+TEST_CASE("A GGUF's q8_0 and q4_0 matrices grouped in the file's own bytes (files_writable) compute the same logits bit for bit", "[quants][gguf][models]") {
+    // The JavaScript API hands each load its own copy of the file (load_options::files_writable): where grouped rows
+    // read faster (wasm), the matrices kept as views into the file are grouped in place — the tied embeddings and
+    // output layer (301 rows: 75 groups and one row as stored), the position table read a row at a time — with
+    // nothing copied; the same file loaded without the flag is left as it is
+    const tiny_gpt2 model;
+    for (dtype t : {dtype::q8_0, dtype::q4_0}) {
+        INFO(wf::dtype_name(t));
+        const uint32_t g = wf::traits(t).ggml_type;
+        const auto file = model.gguf([g](const std::string&) { return g; });
+        auto untouched = std::make_shared<wf::file_set>();
+        untouched->add("model.gguf", file);
+        const auto want = logits(wf::load_model(untouched));
+        REQUIRE(std::memcmp(untouched->get("model.gguf")->data(), file.data(), file.size()) == 0);
+
+        auto fs = std::make_shared<wf::file_set>();
+        fs->add("model.gguf", file);
+        wf::load_options o;
+        o.files_writable = true;
+        const wf::loaded_model lm = wf::load_model(fs, o);
+        int64_t vector_bytes = 0;
+        for (const auto& [name, v] : model.tensors)
+            if (v.first[1] == 1) vector_bytes += v.first[0] * 4;
+        REQUIRE(lm.m->weight_bytes() == vector_bytes);  // every matrix still a view into the file
+        REQUIRE(lm.m->borrows_file_bytes());
+        const bool rewritten = std::memcmp(fs->get("model.gguf")->data(), file.data(), file.size()) != 0;
+        REQUIRE(rewritten == wf::group_rows_pays(t));
+        const auto got = logits(lm);
+        REQUIRE(got.prefill == want.prefill);
+        REQUIRE(got.decode == want.decode);
+    }
+}
+
+TEST_CASE("weight_store groups a borrowed q8_0 / q4_0 matrix in place only when the plan allows it, and every view of it reads its rows", "[quants][loaders]") {
+    // One tensor of 13 rows (3 groups and a row as stored), asked for in different orders: grouped in place (where that
+    // pays) when the first view may be grouped; a view as stored asked for afterwards gets the rows gathered back into
+    // a copy; a view as stored handed out first keeps the bytes as they are for every later view
+    struct one_tensor : wf::tensor_source {
+        wf::raw_tensor t;
+        const wf::raw_tensor* find(const std::string& n) const override { return n == t.name ? &t : nullptr; }
+        std::vector<const wf::raw_tensor*> tensors() const override { return {&t}; }
+    };
+    constexpr int64_t rows = 13, cols = 96;
+    for (dtype type : {dtype::q8_0, dtype::q4_0}) {
+        INFO(wf::dtype_name(type));
+        const wft::stored_matrix original(wft::random_floats(size_t(rows * cols), 77, -1.0f, 1.0f), rows, cols, type);
+        const int64_t rb = wf::row_bytes(type, cols);
+        auto rows_match = [&](const wf::matrix_view& m) {
+            std::vector<uint8_t> buf(static_cast<size_t>(rb));
+            for (int64_t r = 0; r < rows; ++r)
+                if (std::memcmp(wf::row_as_stored(m, r, buf.data()), original.view.row(r), size_t(rb)) != 0) return false;
+            return true;
+        };
+        for (int order = 0; order < 3; ++order) {
+            INFO("order " << order);
+            std::vector<uint8_t> bytes = original.bytes;
+            one_tensor src;
+            src.t = {"w", "test", type, {rows, cols}, bytes.data(), int64_t(bytes.size()), true};
+            wf::storage_plan plan = wf::storage_plan::keep();
+            plan.rewrite_file_bytes = order != 2;
+            wf::weight_store s(src, plan);
+            const bool pays = wf::group_rows_pays(type);
+            if (order == 0 || order == 2) {  // groupable first, then as stored
+                const wf::matrix_view a = s.matrix(src.t, rows, cols);
+                const wf::matrix_view b = s.matrix(src.t, rows, cols, false, true, false);
+                REQUIRE(a.data == bytes.data());
+                REQUIRE(a.grouped == (pays && order == 0));
+                REQUIRE(b.grouped == false);
+                REQUIRE((b.data == bytes.data()) == !a.grouped);  // a copy of its own where the bytes were grouped
+                REQUIRE(rows_match(a));
+                REQUIRE(rows_match(b));
+                REQUIRE((bytes != original.bytes) == a.grouped);
+                REQUIRE(s.owned_bytes() == (a.grouped ? rows * rb : 0));
+            } else {  // as stored first: the bytes stay as they are
+                const wf::matrix_view b = s.matrix(src.t, rows, cols, false, true, false);
+                const wf::matrix_view a = s.matrix(src.t, rows, cols);
+                REQUIRE((a.data == bytes.data() && b.data == bytes.data()));
+                REQUIRE_FALSE((a.grouped || b.grouped));
+                REQUIRE(bytes == original.bytes);
+                REQUIRE(rows_match(a));
+            }
+        }
+    }
+}

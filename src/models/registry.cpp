@@ -131,7 +131,8 @@ loaded_model build(const architecture& a, hparams hp, const tensor_source& src, 
                    const std::string& what) {
     hp.arch = a.name;
     validate_hparams(hp, what);
-    const storage_plan plan = plan_for(opt.dtype, hp, a, src);
+    storage_plan plan = plan_for(opt.dtype, hp, a, src);
+    plan.rewrite_file_bytes = opt.files_writable;
     loaded_model out;
     out.arch = &a;
     out.dtype = opt.dtype.how != dtype_option::mode::automatic ? opt.dtype.name() : plan.as_stored ? "auto (as stored)" : "auto (f16/bf16 widened to f32)";

@@ -45,6 +45,10 @@ hparams parse_config(std::string_view text, const std::string& file = "config.js
 struct load_options {
     dtype_option dtype;          // "dtype": auto | as_stored | f32 | f16 | bf16 | q8_0
     int64_t memory_budget = 0;   // bytes the engine may allocate for weights, one full KV cache and scratch; 0: no limit
+    // The caller hands the file bytes to this load alone (the JavaScript API: each load streams its own copy into wasm
+    // memory and drops it afterwards): the loader may rewrite them in place (storage_plan::rewrite_file_bytes), so
+    // they must not be read as the file again, whether the load succeeds or not.
+    bool files_writable = false;
 };
 
 struct loaded_model {

@@ -115,9 +115,29 @@ matrix_view weight_store::matrix(const raw_tensor& t, int64_t rows, int64_t cols
     const auto key = std::make_tuple(&t, rows, cols, transposed, uint8_t(convertible | groupable << 1));
     if (auto it = matrices_.find(key); it != matrices_.end()) return it->second;
     matrix_view m = convert(t, rows, cols, transposed, convertible);
-    // a q8_0 or q4_0 matrix of the store's own (never the file's bytes) grouped by 4 rows where that reads faster (dtype.h)
-    if (groupable && group_rows_pays(m.type) && m.data != t.data && m.n_rows >= row_group)
-        m.grouped = group_rows(m.type, static_cast<uint8_t*>(const_cast<void*>(m.data)), m.n_rows, m.n_cols);
+    const bool pays = group_rows_pays(m.type) && m.n_rows >= row_group;
+    // a q8_0 or q4_0 matrix of the store's own grouped by 4 rows where that reads faster (dtype.h)
+    if (m.data != t.data) {
+        if (groupable && pays) m.grouped = group_rows(m.type, static_cast<uint8_t*>(const_cast<void*>(m.data)), m.n_rows, m.n_cols);
+        return matrices_[key] = m;
+    }
+    // A view into the file: grouped in place when the plan may rewrite the file's bytes, unless a view of them as stored
+    // went out before (bert's tables, a part that rows_of splits mid-group); once they are grouped, a view asked for
+    // as stored gets a copy of its own (the rows gathered back).
+    auto [it, first] = borrowed_grouped_.try_emplace(&t, false);
+    if (first && groupable && pays && plan_.rewrite_file_bytes)
+        it->second = group_rows(m.type, const_cast<uint8_t*>(t.data), m.n_rows, m.n_cols);  // the file's bytes are writable (load_options)
+    if (it->second && groupable) {
+        m.grouped = true;
+    } else if (it->second) {
+        const int64_t rb = row_bytes(m.type, m.n_cols);
+        uint8_t* copy = alloc(t.n_bytes, "tensor \"" + t.name + "\"");
+        matrix_view g = m;
+        g.grouped = true;
+        for (int64_t r = 0; r < m.n_rows; ++r)
+            if (const uint8_t* row = row_as_stored(g, r, copy + r * rb); row != copy + r * rb) std::memcpy(copy + r * rb, row, size_t(rb));
+        m.data = copy;
+    }
     return matrices_[key] = m;
 }
 

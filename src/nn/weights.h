@@ -46,6 +46,10 @@ struct storage_plan {
     // vocab_rows > 0 and !as_stored.
     static constexpr dtype kVocabType = dtype::q8_0;
     int64_t vocab_rows = 0;
+    // The file's bytes belong to this load alone (load_options::files_writable): a q8_0 or q4_0 matrix kept as a view
+    // into them is grouped by 4 rows in place where that reads faster, as an owned one is (no copy; the file's bytes
+    // are then no longer the file).
+    bool rewrite_file_bytes = false;
     // Every matrix to t; with n_vocab, below 6.5 bits per weight, the vocabulary matrices to q8_0.
     static storage_plan convert_all(dtype t, int64_t n_vocab = 0);
     static storage_plan widen_halves();  // f16, bf16 → f32; the other types kept (owned)
@@ -101,6 +105,9 @@ private:
     std::vector<std::unique_ptr<uint8_t[]>> owned_;
     int64_t owned_bytes_ = 0;
     bool borrows_ = false;
+    // A borrowed tensor whose bytes are grouped in place, or kept as stored because a view of it as stored was handed
+    // out first (true: grouped): every later view of it says the same.
+    std::map<const raw_tensor*, bool> borrowed_grouped_;
     // A tensor asked for again (ALBERT's layers share one layer's weights) is converted once: the same view back.
     std::map<std::tuple<const raw_tensor*, int64_t, int64_t, bool, uint8_t>, matrix_view> matrices_;  // convertible | groupable << 1
     std::map<std::pair<const raw_tensor*, int64_t>, const float*> vectors_;
