@@ -4,7 +4,7 @@
 // weight_store checks every tensor's shape against the hyper-parameters, converts matrices to the storage type
 // asked for (or keeps them as stored), transposes GPT-2's Conv1D (in, out) matrices to (out, in) — the one place
 // that happens — and owns whatever it had to copy. Views into the caller's file bytes are kept only where the
-// stored layout is already the one the kernels read.
+// stored layout is already the one the kernels read (or becomes it in place: storage_plan::rewrite_file_bytes).
 #pragma once
 
 #include <map>
