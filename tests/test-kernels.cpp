@@ -157,13 +157,13 @@ TEST_CASE("the instance runs relaxed SIMD exactly where its runner expects it", 
     REQUIRE_FALSE(wf::matmul_fuses(dtype::q4_k, 130, 768));
 }
 
-TEST_CASE("q8_0 and q4_0 rows grouped by 4 give the same results bit for bit as the rows as stored, on every path", "[kernels][matmul]") {
-    // the layout the loader gives the q8_0 and q4_0 matrices it converts in wasm (dtype.h: group_rows); natively the q8_0
-    // GEMV and the prefill paths read a grouped matrix's rows back as stored, q4_0's GEMV (SSE4.1 here, SIMD128 in
-    // wasm) and q8_0's in wasm read whole groups. Whole groups and a tail of 1–3 rows; thread ranges that cut a group
-    // (not the loader's 8-column grain).
+TEST_CASE("q8_0, q4_0, q5_0 and iq4_nl rows grouped by 4 give the same results bit for bit as the rows as stored, on every path", "[kernels][matmul]") {
+    // the layout the loader gives these matrices in wasm (dtype.h: group_rows); natively the q8_0 GEMV and the prefill
+    // paths read a grouped matrix's rows back as stored, the GEMV of the other three (SSE4.1 here, SIMD128 in wasm) and
+    // q8_0's in wasm read whole groups. Whole groups and a tail of 1–3 rows; thread ranges that cut a group (not the
+    // loader's 8-column grain).
     uint32_t seed = 4100;
-    for (dtype type : {dtype::q8_0, dtype::q4_0})
+    for (dtype type : {dtype::q8_0, dtype::q4_0, dtype::q5_0, dtype::iq4_nl})
         for (int64_t K : {32, 96, 768})
             for (int64_t N : {4, 5, 7, 8, 17, 40}) {
                 INFO("type=" << wf::dtype_name(type) << " K=" << K << " N=" << N);
@@ -177,8 +177,9 @@ TEST_CASE("q8_0 and q4_0 rows grouped by 4 give the same results bit for bit as 
                     refused[size_t(last + 1)] |= bits;
                     const auto before = refused;
                     const bool negative = bits == 0x80;
-                    REQUIRE(wf::group_rows(type, refused.data(), N, K) == (negative && type == dtype::q4_0));
-                    if (!(negative && type == dtype::q4_0)) REQUIRE(refused == before);
+                    const bool signed_scales = type != dtype::q8_0;  // max / −8 (q4_0), / −16 (q5_0): either sign
+                    REQUIRE(wf::group_rows(type, refused.data(), N, K) == (negative && signed_scales));
+                    if (!(negative && signed_scales)) REQUIRE(refused == before);
                 }
                 REQUIRE_FALSE(wf::group_rows(dtype::q4_1, grouped.bytes.data(), N, K / 32 * 32));
                 REQUIRE(wf::group_rows(type, grouped.bytes.data(), N, K));
@@ -225,7 +226,7 @@ TEST_CASE("q8_0 and q4_0 rows grouped by 4 give the same results bit for bit as 
                     REQUIRE(run(rq7, grouped.view, N) == run(rq7, plain.view, N));
                     // a range that starts inside a group: bit for bit the same where 4 rows stay together
                     if (M < 16 && N >= 8) REQUIRE(run(mm, grouped.view, 2) == run(mm, plain.view, 2));
-                    if (type == dtype::q4_0) {
+                    if (type != dtype::q8_0) {
                         const auto quant = [&](bool int8) {
                             return [&, int8](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
                                 if (n0 < n1) wf::gemv_quant_form(x.data(), M, K, W, bias.data(), y, N, n0, n1, int8);
@@ -242,7 +243,7 @@ TEST_CASE("q8_0 and q4_0 rows grouped by 4 give the same results bit for bit as 
                         const auto u7 = [&](const wf::matrix_view& W, float* y, int64_t n0, int64_t n1) {
                             if (n0 < n1) wf::matmul_u7(x.data(), M, K, W, bias.data(), y, N, n0, n1);
                         };
-                        if (M >= 16) REQUIRE(run(u7, grouped.view, N) == run(u7, plain.view, N));
+                        if (M >= 16 && type != dtype::iq4_nl) REQUIRE(run(u7, grouped.view, N) == run(u7, plain.view, N));  // iq4_nl's levels need 8 bits
                     }
                 }
             }

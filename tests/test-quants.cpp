@@ -671,14 +671,15 @@ TEST_CASE("GPT-2 converted at load to a block type equals the same model quantiz
     }
 }
 
-TEST_CASE("A GGUF's q8_0 and q4_0 matrices grouped in the file's own bytes (files_writable) compute the same logits bit for bit", "[quants][gguf][models]") {
+TEST_CASE("A GGUF's q8_0, q4_0, q5_0 and iq4_nl matrices grouped in the file's own bytes (files_writable) compute the same logits bit for bit", "[quants][gguf][models]") {
     // The JavaScript API hands each load its own copy of the file (load_options::files_writable): where grouped rows
     // read faster (wasm), the matrices kept as views into the file are grouped in place — the tied embeddings and
     // output layer (301 rows: 75 groups and one row as stored), the position table read a row at a time — with
     // nothing copied; the same file loaded without the flag is left as it is
     const tiny_gpt2 model;
-    for (dtype t : {dtype::q8_0, dtype::q4_0}) {
+    for (dtype t : {dtype::q8_0, dtype::q4_0, dtype::q5_0, dtype::iq4_nl}) {
         INFO(wf::dtype_name(t));
+        REQUIRE(wf::group_rows_layout(t));
         const uint32_t g = wf::traits(t).ggml_type;
         const auto file = model.gguf([g](const std::string&) { return g; });
         auto untouched = std::make_shared<wf::file_set>();
@@ -704,7 +705,7 @@ TEST_CASE("A GGUF's q8_0 and q4_0 matrices grouped in the file's own bytes (file
     }
 }
 
-TEST_CASE("weight_store groups a borrowed q8_0 / q4_0 matrix in place only when the plan allows it, and every view of it reads its rows", "[quants][loaders]") {
+TEST_CASE("weight_store groups a borrowed q8_0 / q4_0 / q5_0 matrix in place only when the plan allows it, and every view of it reads its rows", "[quants][loaders]") {
     // One tensor of 13 rows (3 groups and a row as stored), asked for in different orders: grouped in place (where that
     // pays) when the first view may be grouped; a view as stored asked for afterwards gets the rows gathered back into
     // a copy; a view as stored handed out first keeps the bytes as they are for every later view
@@ -714,7 +715,7 @@ TEST_CASE("weight_store groups a borrowed q8_0 / q4_0 matrix in place only when 
         std::vector<const wf::raw_tensor*> tensors() const override { return {&t}; }
     };
     constexpr int64_t rows = 13, cols = 96;
-    for (dtype type : {dtype::q8_0, dtype::q4_0}) {
+    for (dtype type : {dtype::q8_0, dtype::q4_0, dtype::q5_0}) {
         INFO(wf::dtype_name(type));
         const wft::stored_matrix original(wft::random_floats(size_t(rows * cols), 77, -1.0f, 1.0f), rows, cols, type);
         const int64_t rb = wf::row_bytes(type, cols);

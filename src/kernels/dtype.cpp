@@ -140,7 +140,7 @@ std::optional<dtype> dtype_from_name(std::string_view name) {
 const char* ggml_type_name(uint32_t t) { return t < std::size(kGgmlNames) && *kGgmlNames[t] ? kGgmlNames[t] : "unknown"; }
 
 WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) {
-    if (t != dtype::q8_0 && t != dtype::q4_0) return false;
+    if (!group_rows_layout(t)) return false;
     const int64_t bb = traits(t).block_bytes, c = bb - 2, nb = n_cols / q8_block, rb = row_bytes(t, n_cols);
     for (int64_t i = 0; i < n_rows / row_group * row_group * nb; ++i) {
         uint16_t h;
@@ -161,9 +161,11 @@ WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) 
     return true;
 }
 
+bool group_rows_layout(dtype t) { return t == dtype::q8_0 || t == dtype::q4_0 || t == dtype::q5_0 || t == dtype::iq4_nl; }
+
 bool group_rows_pays(dtype t) {
 #if defined(__wasm_simd128__)
-    return t == dtype::q8_0 || t == dtype::q4_0;
+    return group_rows_layout(t);
 #else
     (void)t;
     return false;
@@ -197,7 +199,8 @@ const uint8_t* row_as_stored(const matrix_view& W, int64_t r, uint8_t* buf) {
     if (r >= grouped_rows(W)) return W.row(r);
     const int64_t nb = W.n_cols / q8_block, j = r % row_group;
     if (W.type == dtype::q8_0) gather_row<q8_block>(W.row(r - j), nb, j, buf);
-    else gather_row<q8_block / 2>(W.row(r - j), nb, j, buf);  // q4_0
+    else if (W.type == dtype::q5_0) gather_row<q8_block / 2 + 4>(W.row(r - j), nb, j, buf);  // its 4 bytes of fifth bits, then the nibbles
+    else gather_row<q8_block / 2>(W.row(r - j), nb, j, buf);  // q4_0, iq4_nl
     return buf;
 }
 

@@ -71,30 +71,32 @@ struct block_q4_0 {
 static_assert(sizeof(block_q4_0) == 18, "q4_0 block is 18 bytes, as in GGUF");
 
 // A read-only weight matrix (n_rows = out, n_cols = in) in any storage type; rows are contiguous, except in a grouped
-// q8_0 or q4_0 matrix (below).
+// q8_0, q4_0, q5_0 or iq4_nl matrix (below).
 struct matrix_view {
     dtype type = dtype::f32;
     int64_t n_rows = 0;  // out
     int64_t n_cols = 0;  // in
     const void* data = nullptr;
-    // q8_0, q4_0 only: rows grouped by 4 (group_rows). row(r) is then where r's group starts, for r a multiple of 4
+    // q8_0, q4_0, q5_0, iq4_nl only: rows grouped by 4 (group_rows). row(r) is then where r's group starts, for r a multiple of 4
     // below the last whole group; block_scale and block_codes find any row's blocks, row_as_stored any row.
     bool grouped = false;
     const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes(type, n_cols); }
 };
 
-// Rows grouped by 4, the layout the loader gives the q8_0 and q4_0 matrices it converts where group_rows_pays() (wasm):
+// Rows grouped by 4, the layout the loader gives the q8_0, q4_0, q5_0 and iq4_nl matrices it holds where group_rows_pays()
+// (wasm; a file's own where the load may rewrite its bytes: nn/weights.h):
 // rows 4g … 4g + 3 take the same 4 rows' bytes as stored, rearranged — first the scales, per block b the 4 rows' f16
 // (8 bytes at 8·b from the group's start, row 4g's first), then the codes (a block's bytes after its scale: 32 for
-// q8_0, 16 for q4_0), per block the 4 rows' side by side (4·c bytes at 8·nb + 4·c·b). The decode GEMVs read a group
+// q8_0, 16 for q4_0 and iq4_nl, 20 for q5_0: its 4 bytes of fifth bits, then its nibbles), per block the 4 rows' side by side (4·c bytes at 8·nb + 4·c·b). The decode GEMVs read a group
 // front to back, one aligned stream, instead of 4 rows of 34- or 18-byte blocks (in Node, cache-cold:
 // bench/gemv-layouts.cpp, bench/gemv-q4-layouts.cpp). The rows after the last whole group stay as stored. Only
 // matrices whose scales are all finite are grouped, and of q8_0 only those whose scales are also not negative (as
-// ggml's quantizer writes them: d = amax / 127; q4_0's d = max / −8 takes either sign), so that the GEMV widens a
-// scale exactly in a few operations: its bits shifted and multiplied by 2^112 (the sign or-ed back for q4_0).
+// ggml's quantizer writes them: d = amax / 127; q4_0's d = max / −8, q5_0's max / −16 and iq4_nl's take either sign),
+// so that the GEMV widens a scale exactly in a few operations: its bits shifted and multiplied by 2^112 (the sign
+// or-ed back for the others). q5_0 and iq4_nl read 10–20 % faster so in wasm (wf-bench-kernels blocks, Node, Zen 5).
 constexpr int64_t row_group = 4;
 inline int64_t grouped_rows(const matrix_view& W) { return W.grouped ? W.n_rows / row_group * row_group : 0; }
-// Row r's block b of a q8_0 or q4_0 matrix, grouped or not: its f16 scale, its codes (the bytes after the scale).
+// Row r's block b of a matrix of those types, grouped or not: its f16 scale, its codes (the bytes after the scale).
 const uint8_t* block_scale(const matrix_view& W, int64_t r, int64_t b);
 const uint8_t* block_codes(const matrix_view& W, int64_t r, int64_t b);
 inline const int8_t* q8_codes(const matrix_view& W, int64_t r, int64_t b) { return reinterpret_cast<const int8_t*>(block_codes(W, r, b)); }
@@ -102,10 +104,11 @@ inline const int8_t* q8_codes(const matrix_view& W, int64_t r, int64_t b) { retu
 // without buf into a per-thread buffer, valid until that thread's next such call.
 const uint8_t* row_as_stored(const matrix_view& W, int64_t r, uint8_t* buf);
 const uint8_t* row_as_stored(const matrix_view& W, int64_t r);
-// In place: n_rows rows of n_cols of type t (q8_0 or q4_0) at data → grouped (the whole groups; the rest stays), unless
+// In place: n_rows rows of n_cols of type t (group_rows_layout) at data → grouped (the whole groups; the rest stays), unless
 // a scale of those groups is inf or NaN, or of q8_0 negative (false: left as it was). Whether the engine's kernels read
 // the grouped layout faster in this build (wasm SIMD128).
 bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols);
+bool group_rows_layout(dtype t);  // the types group_rows takes: q8_0, q4_0, q5_0, iq4_nl
 bool group_rows_pays(dtype t);
 
 // Row r of W widened to f32 (any type), and n floats (a multiple of 32) quantized to q8_0 blocks.

@@ -338,10 +338,10 @@ struct t_iq4_nl {
 // into one vector S, then
 //   acc += float(S − offset·Σq_x)·(d_w·d_x)   [+ m_w·(d_x·float(Σq_x))].
 // Row j of set t has its blocks read as stored blocks (their codes at + 2, T::decode's offsets) from w[t][j],
-// step[t] bytes apart: step = T::bytes for rows as stored; for grouped rows (dtype.h: q4_0) w[t][j] points 2 bytes
+// step[t] bytes apart: step = T::bytes for rows as stored; for grouped rows (dtype.h: q4_0, q5_0, iq4_nl) w[t][j] points 2 bytes
 // before row j's first codes and step = 4 rows' codes (with several sets only w[t][0] is read: row j's codes are
 // step / 4 bytes after row 0's). sc[t]: for one set (S = 1) the four rows' scales per block
-// widened beforehand (8 floats a block: their d, then their m); for several (grouped q4_0 only) the group's own run
+// widened beforehand (8 floats a block: their d, then their m); for several (grouped rows only) the group's own run
 // of f16 scales (4 a block: finite, so shifted, multiplied by 2^112 and the sign or-ed back), widened as they are
 // read. A lane's operations are its row's alone, whatever the set's other rows and the other sets are.
 template <class T, int M, bool I8, int S>
@@ -420,18 +420,20 @@ void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, 
     }
 }
 
-// One row of x against the whole groups of a grouped q4_0 matrix (dtype.h) that rows [n0, n1) touch (a group's rows
+// One row of x against the whole groups of a grouped q4_0, q5_0 or iq4_nl matrix (dtype.h) that rows [n0, n1) touch (a group's rows
 // outside the range computed and not kept): four groups at a time, count / 4 groups apart — four streams far apart in
 // W, as the q8_0 and f32 GEMVs read (gemv-q8.cpp), the activations' vectors loaded once for the four. Each group
 // front to back: per block its f16 scales (widened as they are read), then the 4 rows' codes side by side (the
 // groups of a turn: far_set, kernels/touch.h). wf-bench-kernels blocks (Node, AMD EPYC, GB/s cold / warm, Qwen2.5-0.5B's
 // shapes): one group at a time, the next read ahead, 4.6–8.1 / 5.3–8.7; two far apart 7.4–10.3 / 10.2–10.5 (a
 // 4864-wide row 7.4–7.8); four 8.9–10.0 / 9.8–10.0. q4_0 decode of GPT-2 small (bench/ab-builds.mjs, 6 rounds):
-// 0.917 of the time in Node, 0.938 in Chromium.
-template <bool I8>
-void gemv_q4_0_groups(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t n0, int64_t n1) {
+// 0.917 of the time in Node, 0.938 in Chromium. q5_0 and iq4_nl alike (Zen 5, Node, cold / warm): q5_0 6.1–7.3 /
+// 7.1–7.5 as stored → 7.9–8.5 / 8.5–8.8, iq4_nl 5.8–6.4 / 6.3–6.6 → 6.9–7.4 / 7.6–7.7; SmolLM2-135M's shape in
+// Q4_K_M (its 576-wide rows are Q5_0: not whole 256-value blocks), 64 tokens decoded: 0.85–0.94 of the time.
+template <class T, bool I8>
+void gemv_groups(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t n0, int64_t n1) {
     constexpr int S = 4;
-    constexpr int64_t c = sizeof(block_q4_0) - 2;  // code bytes of a row's block
+    constexpr int64_t c = T::bytes - 2;  // code bytes of a row's block (q5_0: its fifth bits, then its nibbles)
     const int64_t nb = W.n_cols / 32, g0 = n0 / row_group, count = (n1 - 1) / row_group - g0 + 1;
     for (int64_t i = 0; i < count / S + (count % S != 0); ++i) {
         const uint8_t* w[S][4];
@@ -444,7 +446,7 @@ void gemv_q4_0_groups(const acts32& a, const matrix_view& W, const float* bias, 
             for (int j = 0; j < 4; ++j) w[t][j] = hs + 2 * row_group * nb + c * j - 2;
         }
         V acc[S][1];
-        group4<t_q4_0, 1, I8, S>(a, w, {4 * c, 4 * c, 4 * c, 4 * c}, sc, int(nb), nullptr, acc);
+        group4<T, 1, I8, S>(a, w, {4 * c, 4 * c, 4 * c, 4 * c}, sc, int(nb), nullptr, acc);
         for (int t = 0; t < S; ++t) {
             alignas(16) float out[4];
             fst(out, acc[t][0]);
@@ -453,18 +455,19 @@ void gemv_q4_0_groups(const acts32& a, const matrix_view& W, const float* bias, 
     }
 }
 
-// A grouped q4_0 matrix (dtype.h) against 2 or 3 rows of x: each group of 4 rows back as stored into a buffer that
+// A grouped matrix (dtype.h) against 2 or 3 rows of x: each group of 4 rows back as stored into a buffer that
 // stays in L1, then the kernel of rows as stored on it (a copy of the grouped reading in those kernels took the wasm
 // over its budget); the rows after the last whole group as they are.
 void gemv32_ungrouped(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1,
                       void (*kernel)(const acts32&, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t)) {
     const int64_t nb = W.n_cols / 32, grouped = grouped_rows(W);
     thread_local std::vector<uint8_t> buf;
-    uint8_t* rows = grow(buf, size_t(4 * nb) * sizeof(block_q4_0));
+    const int64_t rb = nb * traits(W.type).block_bytes;
+    uint8_t* rows = grow(buf, size_t(4 * rb));
     for (int64_t n = n0; n < std::min(n1, grouped);) {
         const int64_t first = n / row_group * row_group, last = std::min(n1, first + 4);
-        for (int j = 0; j < 4; ++j) row_as_stored(W, first + j, rows + j * nb * int64_t(sizeof(block_q4_0)));
-        kernel(a, {dtype::q4_0, 4, W.n_cols, rows}, bias ? bias + first : nullptr, y + first, ldy, n - first, last - first);
+        for (int j = 0; j < 4; ++j) row_as_stored(W, first + j, rows + j * rb);
+        kernel(a, {W.type, 4, W.n_cols, rows}, bias ? bias + first : nullptr, y + first, ldy, n - first, last - first);
         n = last;
     }
     if (std::max(n0, grouped) < n1) kernel(a, W, bias, y, ldy, std::max(n0, grouped), n1);
@@ -792,6 +795,11 @@ constexpr kernelK int8_kernelK() {
 template <int M>
 kernel32 volatile k32_i8[5] = {int8_kernel<t_q4_0, M>(), int8_kernel<t_q4_1, M>(), int8_kernel<t_q5_0, M>(), int8_kernel<t_q5_1, M>(),
                                int8_kernel<t_iq4_nl, M>()};
+// The grouped kernels (one row of x), [q4_0, q5_0, iq4_nl][int8 form]; iq4_nl has no int8 form.
+using kernel_groups = void (*)(const acts32&, const matrix_view&, const float*, float*, int64_t, int64_t);
+kernel_groups volatile k32_groups[3][2] = {{&gemv_groups<t_q4_0, false>, &gemv_groups<t_q4_0, true>},
+                                           {&gemv_groups<t_q5_0, false>, &gemv_groups<t_q5_0, true>},
+                                           {&gemv_groups<t_iq4_nl, false>, &gemv_groups<t_iq4_nl, false>}};
 template <int M>
 kernelK volatile kK_i8[5] = {nullptr, nullptr, int8_kernelK<t_q4_K, M>(), int8_kernelK<t_q5_K, M>(), int8_kernelK<t_q6_K, M>()};
 
@@ -822,9 +830,9 @@ void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* b
     }
     const kernel32 k = int8 && k32_i8<M>[i] ? k32_i8<M>[i] : k32<M>[i];
     if (M > 1 && W.grouped) return gemv32_ungrouped(a, W, bias, y, ldy, n0, n1, k);
-    if constexpr (M == 1) {  // a grouped q4_0 matrix's whole groups, then the rows after them as stored
+    if constexpr (M == 1) {  // a grouped matrix's whole groups (q4_0, q5_0, iq4_nl), then the rows after them as stored
         const int64_t g = std::min(n1, grouped_rows(W));
-        if (n0 < g) (int8 ? gemv_q4_0_groups<true> : gemv_q4_0_groups<false>)(a, W, bias, y, n0, g);
+        if (n0 < g) k32_groups[i == 4 ? 2 : i / 2][int8 && i != 4](a, W, bias, y, n0, g);
         n0 = std::max(n0, g);
     }
     if (n0 < n1) k(a, W, bias, y, ldy, n0, n1);

@@ -46,7 +46,7 @@ struct storage_plan {
     // vocab_rows > 0 and !as_stored.
     static constexpr dtype kVocabType = dtype::q8_0;
     int64_t vocab_rows = 0;
-    // The file's bytes belong to this load alone (load_options::files_writable): a q8_0 or q4_0 matrix kept as a view
+    // The file's bytes belong to this load alone (load_options::files_writable): a q8_0, q4_0, q5_0 or iq4_nl matrix kept as a view
     // into them is grouped by 4 rows in place where that reads faster, as an owned one is (no copy; the file's bytes
     // are then no longer the file).
     bool rewrite_file_bytes = false;
@@ -65,7 +65,7 @@ struct linear {
     const float* b = nullptr;  // (out) or null
 };
 // Rows [first, first + n) of a matrix (and its bias), as a matrix of their own: a fused projection's part (Phi-3's
-// qkv_proj, ModernBERT's Wqkv and Wi), no copy. Of a grouped matrix (q8_0, q4_0), whole groups only (lin's groupable).
+// qkv_proj, ModernBERT's Wqkv and Wi), no copy. Of a grouped matrix (dtype.h: group_rows_layout), whole groups only (lin's groupable).
 linear rows_of(const linear& l, int64_t first, int64_t n);
 struct norm {
     const float* g = nullptr;  // (n)
@@ -80,7 +80,7 @@ public:
     const raw_tensor* try_get(const std::vector<std::string>& names) const;
     // A matrix of shape (rows, cols). transposed: the file holds (cols, rows) (GPT-2 Conv1D) and it is transposed.
     // convertible = false: kept as stored (tables read a row at a time, such as position embeddings).
-    // groupable = false: a q8_0 or q4_0 matrix the loader converts is not grouped by 4 rows (see dtype.h), for one that rows_of
+    // groupable = false: a matrix of group_rows_layout's types is not grouped by 4 rows (see dtype.h), for one that rows_of
     // splits where a group would be cut (a part not a multiple of 4 rows).
     matrix_view matrix(const raw_tensor& t, int64_t rows, int64_t cols, bool transposed = false, bool convertible = true, bool groupable = true);
     // An f32 vector of n values (biases, norm parameters), always an owned, aligned copy. row_shaped: the file may
