@@ -77,18 +77,19 @@ struct matrix_view {
     int64_t n_rows = 0;  // out
     int64_t n_cols = 0;  // in
     const void* data = nullptr;
-    // q8_0, q4_0, q5_0, iq4_nl only: rows grouped by 4 (group_rows). row(r) is then where r's group starts, for r a multiple of 4
-    // below the last whole group; block_scale and block_codes find any row's blocks, row_as_stored any row.
+    // q8_0, q4_0, q5_0, iq4_nl only: rows grouped by 4 (group_rows). row(r) is then where r's group starts, for r a
+    // multiple of 4 below the last whole group; block_scale and block_codes find any row's blocks, row_as_stored any row.
     bool grouped = false;
     const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes(type, n_cols); }
 };
 
-// Rows grouped by 4, the layout the loader gives the q8_0, q4_0, q5_0 and iq4_nl matrices it holds where group_rows_pays()
-// (wasm; a file's own where the load may rewrite its bytes: nn/weights.h):
+// Rows grouped by 4, the layout the loader gives the q8_0, q4_0, q5_0 and iq4_nl matrices it holds where
+// group_rows_pays() (wasm; a file's own where the load may rewrite its bytes: nn/weights.h):
 // rows 4g … 4g + 3 take the same 4 rows' bytes as stored, rearranged — first the scales, per block b the 4 rows' f16
 // (8 bytes at 8·b from the group's start, row 4g's first), then the codes (a block's bytes after its scale: 32 for
-// q8_0, 16 for q4_0 and iq4_nl, 20 for q5_0: its 4 bytes of fifth bits, then its nibbles), per block the 4 rows' side by side (4·c bytes at 8·nb + 4·c·b). The decode GEMVs read a group
-// front to back, one aligned stream, instead of 4 rows of 34- or 18-byte blocks (in Node, cache-cold:
+// q8_0, 16 for q4_0 and iq4_nl, 20 for q5_0: its 4 bytes of fifth bits, then its nibbles), per block the 4 rows' side
+// by side (4·c bytes at 8·nb + 4·c·b). The decode GEMVs read a group front to back, one aligned stream, instead of 4
+// rows of 34- or 18-byte blocks (in Node, cache-cold:
 // bench/gemv-layouts.cpp, bench/gemv-q4-layouts.cpp). The rows after the last whole group stay as stored. Only
 // matrices whose scales are all finite are grouped, and of q8_0 only those whose scales are also not negative (as
 // ggml's quantizer writes them: d = amax / 127; q4_0's d = max / −8, q5_0's max / −16 and iq4_nl's take either sign),
@@ -104,9 +105,9 @@ inline const int8_t* q8_codes(const matrix_view& W, int64_t r, int64_t b) { retu
 // without buf into a per-thread buffer, valid until that thread's next such call.
 const uint8_t* row_as_stored(const matrix_view& W, int64_t r, uint8_t* buf);
 const uint8_t* row_as_stored(const matrix_view& W, int64_t r);
-// In place: n_rows rows of n_cols of type t (group_rows_layout) at data → grouped (the whole groups; the rest stays), unless
-// a scale of those groups is inf or NaN, or of q8_0 negative (false: left as it was). Whether the engine's kernels read
-// the grouped layout faster in this build (wasm SIMD128).
+// In place: n_rows rows of n_cols of type t (group_rows_layout) at data → grouped (the whole groups; the rest stays),
+// unless a scale of those groups is inf or NaN, or of q8_0 negative (false: left as it was). Whether the engine's
+// kernels read the grouped layout faster in this build (wasm SIMD128).
 bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols);
 bool group_rows_layout(dtype t);  // the types group_rows takes: q8_0, q4_0, q5_0, iq4_nl
 bool group_rows_pays(dtype t);

@@ -338,9 +338,9 @@ struct t_iq4_nl {
 // into one vector S, then
 //   acc += float(S − offset·Σq_x)·(d_w·d_x)   [+ m_w·(d_x·float(Σq_x))].
 // Row j of set t has its blocks read as stored blocks (their codes at + 2, T::decode's offsets) from w[t][j],
-// step[t] bytes apart: step = T::bytes for rows as stored; for grouped rows (dtype.h: q4_0, q5_0, iq4_nl) w[t][j] points 2 bytes
-// before row j's first codes and step = 4 rows' codes (with several sets only w[t][0] is read: row j's codes are
-// step / 4 bytes after row 0's). sc[t]: for one set (S = 1) the four rows' scales per block
+// step[t] bytes apart: step = T::bytes for rows as stored; for grouped rows (dtype.h: q4_0, q5_0, iq4_nl) w[t][j]
+// points 2 bytes before row j's first codes and step = 4 rows' codes (with several sets only w[t][0] is read: row j's
+// codes are step / 4 bytes after row 0's). sc[t]: for one set (S = 1) the four rows' scales per block
 // widened beforehand (8 floats a block: their d, then their m); for several (grouped rows only) the group's own run
 // of f16 scales (4 a block: finite, so shifted, multiplied by 2^112 and the sign or-ed back), widened as they are
 // read. A lane's operations are its row's alone, whatever the set's other rows and the other sets are.
@@ -420,8 +420,8 @@ void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, 
     }
 }
 
-// One row of x against the whole groups of a grouped q4_0, q5_0 or iq4_nl matrix (dtype.h) that rows [n0, n1) touch (a group's rows
-// outside the range computed and not kept): four groups at a time, count / 4 groups apart — four streams far apart in
+// One row of x against the whole groups of a grouped q4_0, q5_0 or iq4_nl matrix (dtype.h) that rows [n0, n1) touch
+// (a group's rows outside the range computed and not kept): four groups at a time, count / 4 groups apart — four streams far apart in
 // W, as the q8_0 and f32 GEMVs read (gemv-q8.cpp), the activations' vectors loaded once for the four. Each group
 // front to back: per block its f16 scales (widened as they are read), then the 4 rows' codes side by side (the
 // groups of a turn: far_set, kernels/touch.h). wf-bench-kernels blocks (Node, AMD EPYC, GB/s cold / warm, Qwen2.5-0.5B's

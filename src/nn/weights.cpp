@@ -122,8 +122,8 @@ matrix_view weight_store::matrix(const raw_tensor& t, int64_t rows, int64_t cols
         return matrices_[key] = m;
     }
     // A view into the file: grouped in place when the plan may rewrite the file's bytes, unless a view of them as stored
-    // went out before (bert's tables, a part that rows_of splits mid-group); once they are grouped, a view asked for
-    // as stored gets a copy of its own (the rows gathered back).
+    // went out before (groupable = false: a matrix that rows_of splits mid-group); once they are grouped, a view asked
+    // for as stored gets a copy of its own (the rows gathered back).
     auto [it, first] = borrowed_grouped_.try_emplace(&t, false);
     if (first && groupable && pays && plan_.rewrite_file_bytes)
         it->second = group_rows(m.type, const_cast<uint8_t*>(t.data), m.n_rows, m.n_cols);  // the file's bytes are writable (load_options)
