@@ -184,6 +184,13 @@ struct tiny_gpt2 {
             add(p + "ffn_down.bias", E, 1, 0.02f);
         }
     }
+    // The bytes a model loaded with every matrix a view into its file owns: its vectors, as f32.
+    int64_t vector_bytes() const {
+        int64_t n = 0;
+        for (const auto& [name, t] : tensors)
+            if (t.first[1] == 1) n += t.first[0] * 4;
+        return n;
+    }
     template <class TypeOf>
     std::vector<uint8_t> gguf(TypeOf type_of, bool dequantized = false) const {
         wft::gguf_builder b;
@@ -601,10 +608,7 @@ TEST_CASE("GPT-2 from GGUF in every block type (and a Q4_K_M-like mix) computes 
         INFO(what);
         const wf::loaded_model lm = load_gguf(model.gguf(type_of));
         // every matrix a view into the file, as stored: the model owns only its vectors (as f32)
-        int64_t vector_bytes = 0;
-        for (const auto& [name, t] : model.tensors)
-            if (t.first[1] == 1) vector_bytes += t.first[0] * 4;
-        REQUIRE(lm.m->weight_bytes() == vector_bytes);
+        REQUIRE(lm.m->weight_bytes() == model.vector_bytes());
         REQUIRE(lm.m->borrows_file_bytes());
         const auto got = logits(lm);
         const auto exact = logits(load_gguf(model.gguf(type_of, true)));
@@ -692,10 +696,7 @@ TEST_CASE("A GGUF's q8_0, q4_0, q5_0 and iq4_nl matrices grouped in the file's o
         wf::load_options o;
         o.files_writable = true;
         const wf::loaded_model lm = wf::load_model(fs, o);
-        int64_t vector_bytes = 0;
-        for (const auto& [name, v] : model.tensors)
-            if (v.first[1] == 1) vector_bytes += v.first[0] * 4;
-        REQUIRE(lm.m->weight_bytes() == vector_bytes);  // every matrix still a view into the file
+        REQUIRE(lm.m->weight_bytes() == model.vector_bytes());  // every matrix still a view into the file
         REQUIRE(lm.m->borrows_file_bytes());
         const bool rewritten = std::memcmp(fs->get("model.gguf")->data(), file.data(), file.size()) != 0;
         REQUIRE(rewritten == wf::group_rows_pays(t));

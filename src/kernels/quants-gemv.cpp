@@ -795,10 +795,11 @@ constexpr kernelK int8_kernelK() {
 template <int M>
 kernel32 volatile k32_i8[5] = {int8_kernel<t_q4_0, M>(), int8_kernel<t_q4_1, M>(), int8_kernel<t_q5_0, M>(), int8_kernel<t_q5_1, M>(),
                                int8_kernel<t_iq4_nl, M>()};
-// The grouped kernels (one row of x), [q4_0, q5_0, iq4_nl][int8 form]; iq4_nl has no int8 form.
+// The grouped kernels (one row of x), in k32's order, [int16 form, int8 form]: q4_1 and q5_1 are never grouped
+// (dtype.h: group_rows_layout); iq4_nl has no int8 form.
 using kernel_groups = void (*)(const acts32&, const matrix_view&, const float*, float*, int64_t, int64_t);
-kernel_groups volatile k32_groups[3][2] = {{&gemv_groups<t_q4_0, false>, &gemv_groups<t_q4_0, true>},
-                                           {&gemv_groups<t_q5_0, false>, &gemv_groups<t_q5_0, true>},
+kernel_groups volatile k32_groups[5][2] = {{&gemv_groups<t_q4_0, false>, &gemv_groups<t_q4_0, true>}, {},
+                                           {&gemv_groups<t_q5_0, false>, &gemv_groups<t_q5_0, true>}, {},
                                            {&gemv_groups<t_iq4_nl, false>, &gemv_groups<t_iq4_nl, false>}};
 template <int M>
 kernelK volatile kK_i8[5] = {nullptr, nullptr, int8_kernelK<t_q4_K, M>(), int8_kernelK<t_q5_K, M>(), int8_kernelK<t_q6_K, M>()};
@@ -832,7 +833,7 @@ void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* b
     if (M > 1 && W.grouped) return gemv32_ungrouped(a, W, bias, y, ldy, n0, n1, k);
     if constexpr (M == 1) {  // a grouped matrix's whole groups (q4_0, q5_0, iq4_nl), then the rows after them as stored
         const int64_t g = std::min(n1, grouped_rows(W));
-        if (n0 < g) k32_groups[i == 4 ? 2 : i / 2][int8 && i != 4](a, W, bias, y, n0, g);
+        if (n0 < g) k32_groups[i][int8](a, W, bias, y, n0, g);
         n0 = std::max(n0, g);
     }
     if (n0 < n1) k(a, W, bias, y, ldy, n0, n1);
