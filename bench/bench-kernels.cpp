@@ -146,18 +146,28 @@ double time_single_calls(const std::function<void()>& f) {
 // grouped by 4, as the loader gives the q8_0 and q4_0 matrices it converts in wasm (dtype.h). A type is left out where a row is
 // not whole blocks (576 and 896 are not multiples of 256: llama.cpp's Q4_K_M files store those matrices as Q5_0
 // or Q8_0).
+// `only`: the types to run (npm run bench-kernels -- blocks Q4_K); empty: all.
+std::vector<wf::dtype> block_types_only;
+bool skip_type(wf::dtype t) {
+    return !block_types_only.empty() && std::find(block_types_only.begin(), block_types_only.end(), t) == block_types_only.end();
+}
+
 void bench_block_types(double bw) {
     std::printf("\ndecode GEMV (M = 1) on GGUF block types, 1 thread, cache-cold: weight bytes read per second (10th percentile of calls)\n");
     std::printf("%-10s %-7s %9s %9s %7s %13s %9s\n", "shape NxK", "type", "us", "GB/s", "% bw", "time / q8_0", "warm GB/s");
     std::mt19937 rng(7);
-    const int64_t shapes[][2] = {{1536, 576}, {576, 1536}, {4864, 896}, {896, 4864}};
+    // and GPT-2 small's (768 ↔ 3072, 2304 × 768: bench/run.mjs's gpt2 rows) for the K-quants, whose rows must be whole
+    // 256-value blocks
+    const int64_t shapes[][2] = {{1536, 576}, {576, 1536}, {4864, 896}, {896, 4864}, {2304, 768}, {768, 3072}};
     const wf::dtype types[] = {wf::dtype::q8_0, wf::dtype::q4_0, wf::dtype::q5_0, wf::dtype::iq4_nl, wf::dtype::q4_k,
                                wf::dtype::q5_k, wf::dtype::q6_k, wf::dtype::q3_k, wf::dtype::q2_k};
     for (auto [n_rows, n_cols] : shapes) {
         const int64_t N = n_rows, K = n_cols;
+        const bool k_shape = N == 2304 || K == 3072;
         double q8_s = 0;
         for (wf::dtype type : types) {
-            if (K % wf::traits(type).block != 0) continue;
+            if (K % wf::traits(type).block != 0 || (k_shape && type != wf::dtype::q8_0 && wf::traits(type).block != 256)) continue;
+            if (skip_type(type) && type != wf::dtype::q8_0) continue;  // (q8_0: the ratio column's reference)
             const size_t one = size_t(wf::row_bytes(type, K) * N), copies = std::max<size_t>(1, (size_t(128) << 20) / one + 1);
             std::vector<uint8_t> all(one * copies);
             std::vector<uint8_t> first = type == wf::dtype::q8_0 ? std::vector<uint8_t>(one) : random_blocks(type, N, K, rng);
@@ -212,20 +222,25 @@ void bench_block_prefill(double peak) {
         const int64_t N = n_rows, K = n_cols;
         double q8_s = 0;
         for (wf::dtype type : types) {
-            if (K % wf::traits(type).block != 0) continue;
+            if (K % wf::traits(type).block != 0 || (skip_type(type) && type != wf::dtype::q8_0)) continue;
             std::vector<float> w(size_t(N * K)), x(size_t(M * K)), y(size_t(M * N));
             for (auto& v : w) v = std::normal_distribution<float>(0.0f, 0.02f)(rng);
             for (auto& v : x) v = std::uniform_real_distribution<float>(-1, 1)(rng);
             std::vector<uint8_t> bytes(size_t(wf::row_bytes(type, K) * N));
             wf::traits(type).from_f32(w.data(), bytes.data(), N * K);
-            const wf::matrix_view W{type, N, K, bytes.data()};
-            const double s = time_call([&] { wf::matmul(x.data(), M, K, W, nullptr, y.data(), N, 0, N); });
-            if (type == wf::dtype::q8_0) q8_s = s;
-            const double gflops = 2.0 * double(M * N * K) / s / 1e9;
-            std::printf("%4lldx%-5lld %-7s %9.3f %9.1f %10.0f%%", (long long)N, (long long)K, wf::dtype_name(type), s * 1e3, gflops,
-                        100 * gflops / peak);
-            if (q8_s > 0) std::printf(" %12.2fx", s / q8_s);
-            std::printf("\n");
+            // as stored, then grouped by 4 rows where the loader groups them (dtype.h: the tile reads those rows back as stored)
+            for (bool grouped : {false, true}) {
+                if (grouped && !(wf::group_rows_pays(type) && wf::group_rows(type, bytes.data(), N, K))) continue;
+                wf::matrix_view W{type, N, K, bytes.data()};
+                W.grouped = grouped;
+                const double s = time_call([&] { wf::matmul(x.data(), M, K, W, nullptr, y.data(), N, 0, N); });
+                if (type == wf::dtype::q8_0 && !grouped) q8_s = s;
+                const double gflops = 2.0 * double(M * N * K) / s / 1e9;
+                std::printf("%4lldx%-5lld %-7s %9.3f %9.1f %10.0f%%", (long long)N, (long long)K,
+                            (std::string(wf::dtype_name(type)) + (grouped ? " g4" : "")).c_str(), s * 1e3, gflops, 100 * gflops / peak);
+                if (q8_s > 0) std::printf(" %12.2fx", s / q8_s);
+                std::printf("\n");
+            }
         }
     }
 }
@@ -395,6 +410,14 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (blocks_only) {
+        for (int i = 2; i < argc; ++i) {
+            const auto t = wf::dtype_from_name(argv[i]);
+            if (!t) {
+                std::fprintf(stderr, "blocks: unknown type %s\n", argv[i]);
+                return 2;
+            }
+            block_types_only.push_back(*t);
+        }
         bench_block_types(bw);
         bench_block_prefill(peak);
         return 0;

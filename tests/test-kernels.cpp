@@ -157,24 +157,27 @@ TEST_CASE("the instance runs relaxed SIMD exactly where its runner expects it", 
     REQUIRE_FALSE(wf::matmul_fuses(dtype::q4_k, 130, 768));
 }
 
-TEST_CASE("q8_0, q4_0, q5_0 and iq4_nl rows grouped by 4 give the same results bit for bit as the rows as stored, on every path", "[kernels][matmul]") {
+TEST_CASE("q8_0, q4_0, q5_0, iq4_nl and q4_K rows grouped by 4 give the same results bit for bit as the rows as stored, on every path", "[kernels][matmul]") {
     // the layout the loader gives these matrices in wasm (dtype.h: group_rows); natively the q8_0 GEMV and the prefill
     // paths read a grouped matrix's rows back as stored, the GEMV of the other three (SSE4.1 here, SIMD128 in wasm) and
     // q8_0's in wasm read whole groups. Whole groups and a tail of 1–3 rows; thread ranges that cut a group (not the
     // loader's 8-column grain).
     uint32_t seed = 4100;
-    for (dtype type : {dtype::q8_0, dtype::q4_0, dtype::q5_0, dtype::iq4_nl})
-        for (int64_t K : {32, 96, 768})
+    for (dtype type : {dtype::q8_0, dtype::q4_0, dtype::q5_0, dtype::iq4_nl, dtype::q4_k})
+        for (int64_t K : {32, 96, 256, 768})
             for (int64_t N : {4, 5, 7, 8, 17, 40}) {
+                if (K % wf::traits(type).block != 0 || (K == 256) != (type == dtype::q4_k)) continue;  // q4_K: 256 and 768
                 INFO("type=" << wf::dtype_name(type) << " K=" << K << " N=" << N);
                 wft::stored_matrix plain(wft::random_floats(static_cast<size_t>(N * K), seed++, -0.5f, 0.5f), N, K, type);
                 wft::stored_matrix grouped = plain;
                 grouped.view.data = grouped.bytes.data();
                 const int64_t rb = wf::row_bytes(type, K), last = rb * (N / 4 * 4 - 1);  // the last grouped row's first block
-                // a scale that is inf (and for q8_0 one that is negative) in a group: left as it was
-                for (uint8_t bits : {uint8_t(0x7c), uint8_t(0x80)}) {
+                // a scale that is inf (and for q8_0 one that is negative) in a group: left as it was; q4_K: its d or its dmin
+                for (uint8_t bits : {uint8_t(0x7c), uint8_t(0x80)})
+                for (int at : {1, 3}) {
+                    if (at == 3 && type != dtype::q4_k) continue;
                     auto refused = plain.bytes;
-                    refused[size_t(last + 1)] |= bits;
+                    refused[size_t(last + at)] |= bits;
                     const auto before = refused;
                     const bool negative = bits == 0x80;
                     const bool signed_scales = type != dtype::q8_0;  // max / −8 (q4_0), / −16 (q5_0): either sign
@@ -222,8 +225,10 @@ TEST_CASE("q8_0, q4_0, q5_0 and iq4_nl rows grouped by 4 give the same results b
                     };
                     REQUIRE(run(mm, grouped.view, N) == run(mm, plain.view, N));
                     REQUIRE(run(rmm, grouped.view, N) == run(rmm, plain.view, N));
-                    if (M >= 16) REQUIRE(run(q7, grouped.view, N) == run(q7, plain.view, N));
-                    REQUIRE(run(rq7, grouped.view, N) == run(rq7, plain.view, N));
+                    if (type != dtype::q4_k) {  // (q4_K does not re-block as q8_0)
+                        if (M >= 16) REQUIRE(run(q7, grouped.view, N) == run(q7, plain.view, N));
+                        REQUIRE(run(rq7, grouped.view, N) == run(rq7, plain.view, N));
+                    }
                     // a range that starts inside a group: bit for bit the same where 4 rows stay together
                     if (M < 16 && N >= 8) REQUIRE(run(mm, grouped.view, 2) == run(mm, plain.view, 2));
                     if (type != dtype::q8_0) {

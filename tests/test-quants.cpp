@@ -675,13 +675,13 @@ TEST_CASE("GPT-2 converted at load to a block type equals the same model quantiz
     }
 }
 
-TEST_CASE("A GGUF's q8_0, q4_0, q5_0 and iq4_nl matrices grouped in the file's own bytes (files_writable) compute the same logits bit for bit", "[quants][gguf][models]") {
+TEST_CASE("A GGUF's q8_0, q4_0, q5_0, iq4_nl and q4_K matrices grouped in the file's own bytes (files_writable) compute the same logits bit for bit", "[quants][gguf][models]") {
     // The JavaScript API hands each load its own copy of the file (load_options::files_writable): where grouped rows
     // read faster (wasm), the matrices kept as views into the file are grouped in place — the tied embeddings and
     // output layer (301 rows: 75 groups and one row as stored), the position table read a row at a time — with
     // nothing copied; the same file loaded without the flag is left as it is
     const tiny_gpt2 model;
-    for (dtype t : {dtype::q8_0, dtype::q4_0, dtype::q5_0, dtype::iq4_nl}) {
+    for (dtype t : {dtype::q8_0, dtype::q4_0, dtype::q5_0, dtype::iq4_nl, dtype::q4_k}) {
         INFO(wf::dtype_name(t));
         REQUIRE(wf::group_rows_layout(t));
         const uint32_t g = wf::traits(t).ggml_type;
@@ -706,7 +706,7 @@ TEST_CASE("A GGUF's q8_0, q4_0, q5_0 and iq4_nl matrices grouped in the file's o
     }
 }
 
-TEST_CASE("weight_store groups a borrowed q8_0 / q4_0 / q5_0 matrix in place only when the plan allows it, and every view of it reads its rows", "[quants][loaders]") {
+TEST_CASE("weight_store groups a borrowed q8_0 / q4_0 / q5_0 / q4_K matrix in place only when the plan allows it, and every view of it reads its rows", "[quants][loaders]") {
     // One tensor of 13 rows (3 groups and a row as stored), asked for in different orders: grouped in place (where that
     // pays) when the first view may be grouped; a view as stored asked for afterwards gets the rows gathered back into
     // a copy; a view as stored handed out first keeps the bytes as they are for every later view
@@ -715,9 +715,10 @@ TEST_CASE("weight_store groups a borrowed q8_0 / q4_0 / q5_0 matrix in place onl
         const wf::raw_tensor* find(const std::string& n) const override { return n == t.name ? &t : nullptr; }
         std::vector<const wf::raw_tensor*> tensors() const override { return {&t}; }
     };
-    constexpr int64_t rows = 13, cols = 96;
-    for (dtype type : {dtype::q8_0, dtype::q4_0, dtype::q5_0}) {
+    constexpr int64_t rows = 13;
+    for (dtype type : {dtype::q8_0, dtype::q4_0, dtype::q5_0, dtype::q4_k}) {
         INFO(wf::dtype_name(type));
+        const int64_t cols = type == dtype::q4_k ? 512 : 96;
         const wft::stored_matrix original(wft::random_floats(size_t(rows * cols), 77, -1.0f, 1.0f), rows, cols, type);
         const int64_t rb = wf::row_bytes(type, cols);
         auto rows_match = [&](const wf::matrix_view& m) {

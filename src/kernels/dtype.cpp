@@ -139,18 +139,71 @@ std::optional<dtype> dtype_from_name(std::string_view name) {
 
 const char* ggml_type_name(uint32_t t) { return t < std::size(kGgmlNames) && *kGgmlNames[t] ? kGgmlNames[t] : "unknown"; }
 
+namespace {
+// q4_K's 128 code bytes (element e in byte 32·(e / 64) + e % 32, its low nibble for e % 64 < 32) ↔ the grouped
+// layout's 8 units of 16 (dtype.h): unit 2c + u holds sub-blocks 2c (A) and 2c + 1 (B), from the original's bytes
+// o = 32c …: its bytes 0–3 and 8–11 are A's elements r and 16 + r (low and high nibble), r = 8u + 0 … 7, its bytes
+// 4–7 and 12–15 B's. In 64-bit words (little-endian, as wasm and x86): the 8 A bytes are
+// (L & 0x0F…) | (H & 0x0F…) << 4 and the 8 B bytes (L >> 4 & 0x0F…) | (H & 0xF0…), L and H the original's bytes 8u
+// and 16 + 8u; the unit takes A's and B's 4-byte halves in turn.
+constexpr uint64_t lo4 = 0x0F0F0F0F0F0F0F0Full, hi4 = 0xF0F0F0F0F0F0F0F0ull, low32 = 0xFFFFFFFFull;
+inline uint64_t word(const uint8_t* p) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    return w;
+}
+inline void put(uint8_t* p, uint64_t w) { std::memcpy(p, &w, 8); }
+void q4_k_unit(const uint8_t* o, int u, uint8_t* unit) {
+    const uint64_t L = word(o + 8 * u), H = word(o + 16 + 8 * u);
+    const uint64_t A = (L & lo4) | (H & lo4) << 4, B = (L >> 4 & lo4) | (H & hi4);
+    put(unit, (A & low32) | B << 32), put(unit + 8, A >> 32 | (B & ~low32));
+}
+void q4_k_from_unit(const uint8_t* unit, int u, uint8_t* o) {
+    const uint64_t w0 = word(unit), w1 = word(unit + 8);
+    const uint64_t A = (w0 & low32) | w1 << 32, B = w0 >> 32 | (w1 & ~low32);
+    put(o + 8 * u, (A & lo4) | (B & lo4) << 4), put(o + 16 + 8 * u, (A >> 4 & lo4) | (B & hi4));
+}
+constexpr int64_t q4_k_bytes = 144, q4_k_group_block = row_group * q4_k_bytes;
+
+// A group of 4 q4_K rows (nb super-blocks each, as stored in `rows`) → grouped at `at`; and row j back.
+void group_q4_k(const uint8_t* rows, int64_t nb, uint8_t* at) {
+    for (int64_t b = 0; b < nb; ++b, at += q4_k_group_block)
+        for (int64_t j = 0; j < row_group; ++j) {
+            const uint8_t* blk = rows + (j * nb + b) * q4_k_bytes;
+            std::memcpy(at + 2 * j, blk, 2);
+            std::memcpy(at + 8 + 2 * j, blk + 2, 2);
+            for (int w = 0; w < 3; ++w) std::memcpy(at + 16 + 16 * w + 4 * j, blk + 4 + 4 * w, 4);
+            for (int u = 0; u < 8; ++u) q4_k_unit(blk + 16 + 32 * (u / 2), u % 2, at + 64 + 64 * u + 16 * j);
+        }
+}
+void gather_q4_k(const uint8_t* group, int64_t nb, int64_t j, uint8_t* buf) {
+    for (int64_t b = 0; b < nb; ++b, group += q4_k_group_block, buf += q4_k_bytes) {
+        std::memcpy(buf, group + 2 * j, 2);
+        std::memcpy(buf + 2, group + 8 + 2 * j, 2);
+        for (int w = 0; w < 3; ++w) std::memcpy(buf + 4 + 4 * w, group + 16 + 16 * w + 4 * j, 4);
+        for (int u = 0; u < 8; ++u) q4_k_from_unit(group + 64 + 64 * u + 16 * j, u % 2, buf + 16 + 32 * (u / 2));
+    }
+}
+}  // namespace
+
 WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) {
     if (!group_rows_layout(t)) return false;
-    const int64_t bb = traits(t).block_bytes, c = bb - 2, nb = n_cols / q8_block, rb = row_bytes(t, n_cols);
-    for (int64_t i = 0; i < n_rows / row_group * row_group * nb; ++i) {
-        uint16_t h;
-        std::memcpy(&h, data + i * bb, 2);
-        if ((h & 0x7fff) >= 0x7c00 || (t == dtype::q8_0 && (h & 0x8000))) return false;  // inf or NaN; of q8_0 a negative
-    }
+    const bool k4 = t == dtype::q4_k;
+    const int64_t bb = traits(t).block_bytes, c = bb - 2, nb = n_cols / traits(t).block, rb = row_bytes(t, n_cols);
+    for (int64_t i = 0; i < n_rows / row_group * row_group * nb; ++i)
+        for (int k = 0; k < (k4 ? 2 : 1); ++k) {  // q4_K: d and dmin
+            uint16_t h;
+            std::memcpy(&h, data + i * bb + 2 * k, 2);
+            if ((h & 0x7fff) >= 0x7c00 || (t == dtype::q8_0 && (h & 0x8000))) return false;  // inf or NaN; of q8_0 a negative
+        }
     std::vector<uint8_t> rows(size_t(row_group * rb));
     for (int64_t g = 0; g + row_group <= n_rows; g += row_group) {
         uint8_t* at = data + g * rb;
         std::memcpy(rows.data(), at, rows.size());
+        if (k4) {
+            group_q4_k(rows.data(), nb, at);
+            continue;
+        }
         for (int64_t j = 0; j < row_group; ++j)
             for (int64_t b = 0; b < nb; ++b) {
                 const uint8_t* blk = rows.data() + j * rb + b * bb;
@@ -161,10 +214,14 @@ WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) 
     return true;
 }
 
-bool group_rows_layout(dtype t) { return t == dtype::q8_0 || t == dtype::q4_0 || t == dtype::q5_0 || t == dtype::iq4_nl; }
+bool group_rows_layout(dtype t) { return t == dtype::q8_0 || t == dtype::q4_0 || t == dtype::q5_0 || t == dtype::iq4_nl || t == dtype::q4_k; }
 
 bool group_rows_pays(dtype t) {
 #if defined(__wasm_simd128__)
+    // q4_K where its GEMV takes the int16 form (Node; Chromium without AVX-VNNI): its int8 form (relaxed SIMD) reads the
+    // rows as stored as fast as grouped (bench/ab-builds.mjs, Chromium, Zen 5: GPT-2 small q4_k decode 1.06× the time
+    // grouped)
+    if (t == dtype::q4_k) return !gemv_quant_int8(t);
     return group_rows_layout(t);
 #else
     (void)t;
@@ -198,7 +255,8 @@ void gather_row(const uint8_t* group, int64_t nb, int64_t j, uint8_t* buf) {
 const uint8_t* row_as_stored(const matrix_view& W, int64_t r, uint8_t* buf) {
     if (r >= grouped_rows(W)) return W.row(r);
     const int64_t nb = W.n_cols / q8_block, j = r % row_group;
-    if (W.type == dtype::q8_0) gather_row<q8_block>(W.row(r - j), nb, j, buf);
+    if (W.type == dtype::q4_k) gather_q4_k(W.row(r - j), W.n_cols / qk_k, j, buf);
+    else if (W.type == dtype::q8_0) gather_row<q8_block>(W.row(r - j), nb, j, buf);
     else if (W.type == dtype::q5_0) gather_row<q8_block / 2 + 4>(W.row(r - j), nb, j, buf);  // its 4 bytes of fifth bits, then the nibbles
     else gather_row<q8_block / 2>(W.row(r - j), nb, j, buf);  // q4_0, iq4_nl
     return buf;

@@ -71,14 +71,15 @@ struct block_q4_0 {
 static_assert(sizeof(block_q4_0) == 18, "q4_0 block is 18 bytes, as in GGUF");
 
 // A read-only weight matrix (n_rows = out, n_cols = in) in any storage type; rows are contiguous, except in a grouped
-// q8_0, q4_0, q5_0 or iq4_nl matrix (below).
+// q8_0, q4_0, q5_0, iq4_nl or q4_K matrix (below).
 struct matrix_view {
     dtype type = dtype::f32;
     int64_t n_rows = 0;  // out
     int64_t n_cols = 0;  // in
     const void* data = nullptr;
-    // q8_0, q4_0, q5_0, iq4_nl only: rows grouped by 4 (group_rows). row(r) is then where r's group starts, for r a
-    // multiple of 4 below the last whole group; block_scale and block_codes find any row's blocks, row_as_stored any row.
+    // q8_0, q4_0, q5_0, iq4_nl, q4_K only: rows grouped by 4 (group_rows). row(r) is then where r's group starts, for r
+    // a multiple of 4 below the last whole group; block_scale and block_codes find any row's blocks (not q4_K's),
+    // row_as_stored any row.
     bool grouped = false;
     const uint8_t* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes(type, n_cols); }
 };
@@ -95,6 +96,13 @@ struct matrix_view {
 // ggml's quantizer writes them: d = amax / 127; q4_0's d = max / −8, q5_0's max / −16 and iq4_nl's take either sign),
 // so that the GEMV widens a scale exactly in a few operations: its bits shifted and multiplied by 2^112 (the sign
 // or-ed back for the others). q5_0 and iq4_nl read 10–20 % faster so in wasm (wf-bench-kernels blocks, Node, Zen 5).
+// q4_K (grouped where its GEMV takes the int16 form: group_rows_pays) has its own grouping, per super-block b (576
+// bytes at 576·b from the group's start): the 4 rows' f16 d (8 bytes), their dmin (8), their 12 scale bytes as three
+// runs of 4 rows' 4 bytes (48), then 8 units of 4 rows' 16 code bytes (unit u, row j at 64 + 64·u + 16·j). Unit
+// 2c + u holds sub-blocks 2c (A) and 2c + 1 (B) of 32 values: bytes 0–3 and 8–11 are A's, 4–7 and 12–15 B's, byte
+// k of A's 8 holding A's elements r = 8u + k (low nibble) and 16 + r (high) — so that a unit's products fall in
+// int32 lanes of one sub-block each, and a byte's two codes share a scale (q4_0's z form: kernels/quants-gemv.cpp).
+// Their d and dmin must be finite; either sign. Its GEMV reads 1.3–1.6× as fast so (Node, Zen 5).
 constexpr int64_t row_group = 4;
 inline int64_t grouped_rows(const matrix_view& W) { return W.grouped ? W.n_rows / row_group * row_group : 0; }
 // Row r's block b of a matrix of those types, grouped or not: its f16 scale, its codes (the bytes after the scale).
@@ -109,7 +117,7 @@ const uint8_t* row_as_stored(const matrix_view& W, int64_t r);
 // unless a scale of those groups is inf or NaN, or of q8_0 negative (false: left as it was). Whether the engine's
 // kernels read the grouped layout faster in this build (wasm SIMD128).
 bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols);
-bool group_rows_layout(dtype t);  // the types group_rows takes: q8_0, q4_0, q5_0, iq4_nl
+bool group_rows_layout(dtype t);  // the types group_rows takes: q8_0, q4_0, q5_0, iq4_nl, q4_K
 bool group_rows_pays(dtype t);
 
 // Row r of W widened to f32 (any type), and n floats (a multiple of 32) quantized to q8_0 blocks.

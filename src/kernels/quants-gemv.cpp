@@ -56,10 +56,13 @@
 // and their partial sums must stay in registers rather than on the stack (clang left them rolled in wasm).
 #if defined(__clang__)
 #define WF_UNROLL _Pragma("clang loop unroll(full)")
+#define WF_ROLLED _Pragma("clang loop unroll(disable)")
 #elif defined(__GNUC__)
 #define WF_UNROLL _Pragma("GCC unroll 16")
+#define WF_ROLLED _Pragma("GCC unroll 1")
 #else
 #define WF_UNROLL
+#define WF_ROLLED
 #endif
 
 namespace wf {
@@ -110,6 +113,11 @@ inline V add32(V a, V b) { return wasm_i32x4_add(a, b); }
 inline V sub32(V a, V b) { return wasm_i32x4_sub(a, b); }
 inline V mul32(V a, V b) { return wasm_i32x4_mul(a, b); }
 inline V shl32(V a, int n) { return wasm_i32x4_shl(a, uint32_t(n)); }
+inline V shr32(V a, int n) { return wasm_u32x4_shr(a, uint32_t(n)); }
+inline V add8(V a, V b) { return wasm_i8x16_add(a, b); }
+inline V sub16(V a, V b) { return wasm_i16x8_sub(a, b); }
+inline V zip32_lo(V a, V b) { return wasm_i32x4_shuffle(a, b, 0, 4, 1, 5); }  // a0 b0 a1 b1
+inline V zip32_hi(V a, V b) { return wasm_i32x4_shuffle(a, b, 2, 6, 3, 7); }  // a2 b2 a3 b3
 inline V shr8_4(V a) { return wasm_u8x16_shr(a, 4); }
 inline V lut16(V table, V idx) { return wasm_i8x16_swizzle(table, idx); }  // idx < 16
 inline V ext_lo8(V a) { return wasm_i16x8_extend_low_i8x16(a); }
@@ -134,6 +142,7 @@ inline V fset(float v) { return wasm_f32x4_splat(v); }
 inline V fld(const float* p) { return wasm_v128_load(p); }
 inline V fmake(float a, float b, float c, float d) { return wasm_f32x4_make(a, b, c, d); }
 inline void fst(float* p, V v) { wasm_v128_store(p, v); }
+inline void st(void* p, V v) { wasm_v128_store(p, v); }
 inline V shr8(V a, int n) { return wasm_u8x16_shr(a, uint32_t(n)); }
 // c + per int32 lane the sum of 4 products a·b, a int8, b in [0, 127]: relaxed SIMD's int8 dot product
 inline V rdot(V a, V b, V c) { return wf_relaxed_dot_i8x16_i7x16_add_s(a, b, c); }
@@ -161,6 +170,11 @@ inline V add32(V a, V b) { return _mm_add_epi32(a, b); }
 inline V sub32(V a, V b) { return _mm_sub_epi32(a, b); }
 inline V mul32(V a, V b) { return _mm_mullo_epi32(a, b); }
 inline V shl32(V a, int n) { return _mm_sll_epi32(a, _mm_cvtsi32_si128(n)); }
+inline V shr32(V a, int n) { return _mm_srl_epi32(a, _mm_cvtsi32_si128(n)); }
+inline V add8(V a, V b) { return _mm_add_epi8(a, b); }
+inline V sub16(V a, V b) { return _mm_sub_epi16(a, b); }
+inline V zip32_lo(V a, V b) { return _mm_unpacklo_epi32(a, b); }
+inline V zip32_hi(V a, V b) { return _mm_unpackhi_epi32(a, b); }
 inline V shr8_4(V a) { return _mm_and_si128(_mm_srli_epi16(a, 4), _mm_set1_epi8(0x0F)); }
 inline V lut16(V table, V idx) { return _mm_shuffle_epi8(table, idx); }
 inline V ext_lo8(V a) { return _mm_cvtepi8_epi16(a); }
@@ -182,6 +196,7 @@ inline V fset(float v) { return _mm_castps_si128(_mm_set1_ps(v)); }
 inline V fld(const float* p) { return _mm_castps_si128(_mm_loadu_ps(p)); }
 inline V fmake(float a, float b, float c, float d) { return _mm_castps_si128(_mm_setr_ps(a, b, c, d)); }
 inline void fst(float* p, V v) { _mm_storeu_ps(p, _mm_castsi128_ps(v)); }
+inline void st(void* p, V v) { _mm_storeu_si128(static_cast<__m128i*>(p), v); }
 inline V shr8(V a, int n) { return _mm_and_si128(_mm_srl_epi16(a, _mm_cvtsi32_si128(n)), _mm_set1_epi8(char(0xFF >> n))); }
 // relaxed SIMD's int8 dot product as x86 computes it without VNNI (pmaddubsw: b unsigned × a signed, pairs into
 // int16 — no saturation while b ≤ 127 — then pmaddwd by ones): natively only when asked (gemv_quant_as), to test
@@ -457,12 +472,12 @@ void gemv_groups(const acts32& a, const matrix_view& W, const float* bias, float
 
 // A grouped matrix (dtype.h) against 2 or 3 rows of x: each group of 4 rows back as stored into a buffer that
 // stays in L1, then the kernel of rows as stored on it (a copy of the grouped reading in those kernels took the wasm
-// over its budget); the rows after the last whole group as they are.
-void gemv32_ungrouped(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1,
-                      void (*kernel)(const acts32&, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t)) {
-    const int64_t nb = W.n_cols / 32, grouped = grouped_rows(W);
+// over its budget); the rows after the last whole group as they are. (acts32 or actsK: declared below.)
+template <class Acts>
+void gemv_ungrouped(const Acts& a, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1,
+                    void (*kernel)(const Acts&, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t)) {
+    const int64_t grouped = grouped_rows(W), rb = row_bytes(W.type, W.n_cols);
     thread_local std::vector<uint8_t> buf;
-    const int64_t rb = nb * traits(W.type).block_bytes;
     uint8_t* rows = grow(buf, size_t(4 * rb));
     for (int64_t n = n0; n < std::min(n1, grouped);) {
         const int64_t first = n / row_group * row_group, last = std::min(n1, first + 4);
@@ -763,6 +778,109 @@ void gemvK(const actsK& a, const matrix_view& W, const float* bias, float* y, in
     }
 }
 
+// A grouped q4_K matrix (dtype.h: per super-block the 4 rows' d, dmin and scale words side by side, then 8 units of
+// 16 code bytes per row, each unit two sub-blocks' elements r and 16 + r in a byte, 4 bytes of one then 4 of the
+// other) against one row of x, in the int16 form (dtype.cpp groups q4_K only where the GEMV takes that form). The
+// activations are laid out once per call as the units read them (acts_k4): per unit the codes of its low nibbles'
+// elements (x) and z = q_hi − 16·q_lo, as q4_0's z form (the raw byte b = lo + 16·hi times q_lo, plus hi times z, is
+// lo·q_lo + hi·q_hi: no mask). So a unit's products land in int32 lanes of one sub-block each (A, A, B, B), one
+// multiply by the lanes' scale codes per two units, and the scale and min codes of the 4 rows are unpacked side by
+// side (ggml's get_scale_min_k4 on the 4 rows' words at once). The sums are those of gemvK, bit for bit.
+// wf-bench-kernels blocks Q4_K (Node, AMD EPYC Zen 5, GB/s cold / warm): 896 × 4864 5.7–6.1 / 8.4–8.9 as stored →
+// 10.3–10.5 / 11.1–12.7 grouped; 2304 × 768 6.4 / 8.2 → 10.1 / 12.1.
+struct acts_k4 {
+    const int16_t* x;  // K / 2: per super-block and unit, 16 lanes
+    const int16_t* z;
+    const int16_t* B;  // per super-block 32: (Σq_0, Σq_2) × 4, (Σq_1, Σq_3) × 4, (Σq_4, Σq_6) × 4, (Σq_5, Σq_7) × 4 (Σ per 32)
+};
+
+acts_k4 permute_acts_k4(const actsK& a, int64_t K) {
+    thread_local std::vector<int16_t> xb, zb, bb;
+    int16_t *x = grow(xb, size_t(K / 2)), *z = grow(zb, size_t(K / 2)), *B = grow(bb, size_t(K / 8));
+    for (int64_t k = 0; k < K; k += 64) {  // sub-blocks A and B: unit u's 4-byte runs are A's and B's runs 2u and 2u + 1
+        const int8_t* q = a.x8 + k;
+        const V a_lo = ld(q), a_hi = ld(q + 16), b_lo = ld(q + 32), b_hi = ld(q + 48);
+        for (int u = 0; u < 2; ++u) {
+            const V l = u ? zip32_hi(a_lo, b_lo) : zip32_lo(a_lo, b_lo), h = u ? zip32_hi(a_hi, b_hi) : zip32_lo(a_hi, b_hi);
+            const int64_t i = k / 2 + 16 * u;  // per super-block 8 units of 16
+            const V l0 = ext_lo8(l), l1 = ext_hi8(l);
+            st(x + i, l0), st(x + i + 8, l1);
+            st(z + i, sub16(ext_lo8(h), shl16(l0, 4))), st(z + i + 8, sub16(ext_hi8(h), shl16(l1, 4)));
+        }
+    }
+    for (int64_t b = 0; b < K / qk_k; ++b) {
+        const int16_t* s32 = a.b32 + b * 8;
+        for (int v = 0; v < 4; ++v)
+            for (int l = 0; l < 8; ++l) B[32 * b + 8 * v + l] = s32[4 * (v / 2) + v % 2 + 2 * (l % 2)];
+    }
+    return {x, z, B};
+}
+
+// The whole groups that rows [n0, n1) touch, S groups far apart at a time (as gemv_groups), each super-block of each
+// in turn: the 4 rows one after the other (a loop: the activations reloaded per row from L1; two rows sharing them
+// ran at 0.6 of the speed, spilling), then their sums reduced and scaled as gemvK's. S = 8: in wasm (Node, Zen 5,
+// cache-cold) S = 1 read 9.3–9.7 GB/s, 2 and 4 only 6.2–7.5, 8 and 16 9.3–10.6.
+void gemvK4_groups(const actsK& a, const acts_k4& g, const matrix_view& W, const float* bias, float* y, int64_t n0, int64_t n1) {
+    constexpr int S = 8;
+    constexpr int64_t block = 4 * 144;
+    const int64_t nb = W.n_cols / qk_k, g0 = n0 / row_group, count = (n1 - 1) / row_group - g0 + 1;
+    // the swizzle that gives row 0's scale codes of pair c % 2 of a word in the lanes of a unit's sums (0x80: a zero
+    // byte, in wasm and SSE alike; + 4j: row j's)
+    constexpr int8_t Z = int8_t(0x80);
+    constexpr int8_t pick[2][16] = {{0, Z, Z, Z, 0, Z, Z, Z, 1, Z, Z, Z, 1, Z, Z, Z}, {2, Z, Z, Z, 2, Z, Z, Z, 3, Z, Z, Z, 3, Z, Z, Z}};
+    const V pick0 = make8(pick[0]), pick1 = make8(pick[1]);
+    for (int64_t i = 0; i < count / S + (count % S != 0); ++i) {
+        const uint8_t* at[S];
+        int64_t first[S];
+        V acc[S];
+        for (int t = 0; t < S; ++t) first[t] = (g0 + far_set(i, t, S, count)) * row_group, at[t] = W.row(first[t]), acc[t] = fset(0.0f);
+        for (int64_t b = 0; b < nb; ++b) {
+            const V dx = fset(a.d[b]);
+            const int16_t* B = g.B + 32 * b;
+            const int64_t k0 = b * qk_k / 2;
+            WF_ROLLED
+            for (int t = 0; t < S; ++t) {
+                const uint8_t* h = at[t] + b * block;
+                const V u0 = ld(h + 16), u1 = ld(h + 32), u2 = ld(h + 48);
+                const V k1 = set32(0x3f3f3f3f), k2 = set32(0x0f0f0f0f), k3 = set32(0x03030303), ff = set16(0xFF);
+                const V sc[2] = {and_(u0, k1), or_(and_(u2, k2), shl32(and_(shr32(u0, 6), k3), 4))};
+                const V mn0 = and_(u1, k1), mn1 = or_(and_(shr32(u2, 4), k2), shl32(and_(shr32(u1, 6), k3), 4));
+                const V Mn = add32(add32(madd(and_(mn0, ff), ld(B)), madd(shr16(mn0, 8), ld(B + 8))),
+                                   add32(madd(and_(mn1, ff), ld(B + 16)), madd(shr16(mn1, 8), ld(B + 24))));
+                V I[4];
+                WF_ROLLED
+                for (int j = 0; j < 4; ++j) {
+                    const V row = set8(int8_t(4 * j));
+                    const V sel[2] = {add8(pick0, row), add8(pick1, row)};
+                    V Ij = zero();
+                    WF_UNROLL
+                    for (int c = 0; c < 4; ++c) {
+                        V p = zero();
+                        WF_UNROLL
+                        for (int u = 2 * c; u < 2 * c + 2; ++u) {
+                            const uint8_t* q = h + 64 + 64 * u + 16 * j;
+                            const int64_t k = k0 + 16 * u;
+                            const V w0 = ld_u8x8(q), w1 = ld_u8x8(q + 8);
+                            p = add32(p, add32(add32(madd(w0, ld(g.x + k)), madd(shr16(w0, 4), ld(g.z + k))),
+                                               add32(madd(w1, ld(g.x + k + 8)), madd(shr16(w1, 4), ld(g.z + k + 8)))));
+                        }
+                        Ij = add32(Ij, mul32(p, lut16(sc[c / 2], sel[c % 2])));
+                    }
+                    I[j] = Ij;
+                }
+                const V Iv = sum4(I[0], I[1], I[2], I[3]);
+                const V dv = half4_signed(h), dmv = half4_signed(h + 8);
+                acc[t] = fadd(acc[t], fsub(fmul(cvt(Iv), fmul(dv, dx)), fmul(cvt(Mn), fmul(dmv, dx))));
+            }
+        }
+        for (int t = 0; t < S; ++t) {
+            alignas(16) float out[4];
+            fst(out, acc[t]);
+            for (int64_t j = std::max(n0, first[t]); j < std::min(n1, first[t] + 4); ++j) y[j] = out[j - first[t]] + (bias ? bias[j] : 0.0f);
+        }
+    }
+}
+
 // Each block type's kernel for M rows is a function of its own in the wasm, reached through a table of pointers
 // the compiler must read (volatile): wasm-opt inlines every function that has one caller, and all thirty kernels
 // inlined into gemv_quant made one 224 KB function (see matmul.cpp's p_gemm_q8 and README's build notes).
@@ -801,6 +919,8 @@ using kernel_groups = void (*)(const acts32&, const matrix_view&, const float*, 
 kernel_groups volatile k32_groups[5][2] = {{&gemv_groups<t_q4_0, false>, &gemv_groups<t_q4_0, true>}, {},
                                            {&gemv_groups<t_q5_0, false>, &gemv_groups<t_q5_0, true>}, {},
                                            {&gemv_groups<t_iq4_nl, false>, &gemv_groups<t_iq4_nl, false>}};
+// the grouped q4_K's (one row of x; either form asked for)
+void (*volatile kK4_groups)(const actsK&, const acts_k4&, const matrix_view&, const float*, float*, int64_t, int64_t) = &gemvK4_groups;
 template <int M>
 kernelK volatile kK_i8[5] = {nullptr, nullptr, int8_kernelK<t_q4_K, M>(), int8_kernelK<t_q5_K, M>(), int8_kernelK<t_q6_K, M>()};
 
@@ -818,7 +938,15 @@ void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* b
         case dtype::q5_k: i = 3; break;
         default: break;
         }
-        return (int8 && kK_i8<M>[i] ? kK_i8<M>[i] : kK<M>[i])(a, W, bias, y, ldy, n0, n1);
+        const kernelK k = int8 && kK_i8<M>[i] ? kK_i8<M>[i] : kK<M>[i];
+        if (M > 1 && W.grouped) return gemv_ungrouped(a, W, bias, y, ldy, n0, n1, k);
+        if constexpr (M == 1) {  // a grouped q4_K's whole groups, then the rows after them as stored
+            const int64_t g = std::min(n1, grouped_rows(W));
+            if (n0 < g) kK4_groups(a, permute_acts_k4(a, K), W, bias, y, n0, g);
+            n0 = std::max(n0, g);
+        }
+        if (n0 < n1) k(a, W, bias, y, ldy, n0, n1);
+        return;
     }
     const acts32 a = quantize_acts32(x, M, ldx, K, W.type == dtype::q4_0 || W.type == dtype::q4_1);
     int i = 4;  // iq4_nl
@@ -830,7 +958,7 @@ void gemv_rows(const float* x, int64_t ldx, const matrix_view& W, const float* b
     default: break;
     }
     const kernel32 k = int8 && k32_i8<M>[i] ? k32_i8<M>[i] : k32<M>[i];
-    if (M > 1 && W.grouped) return gemv32_ungrouped(a, W, bias, y, ldy, n0, n1, k);
+    if (M > 1 && W.grouped) return gemv_ungrouped(a, W, bias, y, ldy, n0, n1, k);
     if constexpr (M == 1) {  // a grouped matrix's whole groups (q4_0, q5_0, iq4_nl), then the rows after them as stored
         const int64_t g = std::min(n1, grouped_rows(W));
         if (n0 < g) k32_groups[i][int8](a, W, bias, y, n0, g);

@@ -116,7 +116,7 @@ matrix_view weight_store::matrix(const raw_tensor& t, int64_t rows, int64_t cols
     if (auto it = matrices_.find(key); it != matrices_.end()) return it->second;
     matrix_view m = convert(t, rows, cols, transposed, convertible);
     const bool pays = group_rows_pays(m.type) && m.n_rows >= row_group;
-    // a q8_0, q4_0, q5_0 or iq4_nl matrix of the store's own grouped by 4 rows where that reads faster (dtype.h)
+    // a q8_0, q4_0, q5_0, iq4_nl or q4_K matrix of the store's own grouped by 4 rows where that reads faster (dtype.h)
     if (m.data != t.data) {
         if (groupable && pays) m.grouped = group_rows(m.type, static_cast<uint8_t*>(const_cast<void*>(m.data)), m.n_rows, m.n_cols);
         return matrices_[key] = m;
