@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
         const random_source src = gpt2_small(gh);
         std::printf("\nGPT-2 small: prefill 128 tokens, then 64 decode steps (LM head on the last position only)\n");
         std::printf("%-6s %12s %12s\n", "dtype", "prefill ms", "decode tok/s");
-        for (const char* dtype : {"f32", "f16", "q8_0", "q4_0"}) {
+        for (const char* dtype : {"f32", "f16", "q8_0", "q4_0", "q4_k"}) {
             if (!want("gpt2", dtype)) continue;
             const auto model = build("gpt2", gh, src, dtype);
             const wf::causal_lm& m = *model->as_causal_lm();

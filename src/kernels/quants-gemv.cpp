@@ -816,68 +816,61 @@ acts_k4 permute_acts_k4(const actsK& a, int64_t K) {
     return {x, z, B};
 }
 
-// The whole groups that rows [n0, n1) touch, S groups far apart at a time (as gemv_groups), each super-block of each
-// in turn: the 4 rows one after the other (a loop: the activations reloaded per row from L1; two rows sharing them
-// ran at 0.6 of the speed, spilling), then their sums reduced and scaled as gemvK's. S = 8: in wasm (Node, Zen 5,
-// cache-cold) S = 1 read 9.3–9.7 GB/s, 2 and 4 only 6.2–7.5, 8 and 16 9.3–10.6.
+// The whole groups that rows [n0, n1) touch, one after the other, each super-block in turn: the 4 rows one after the
+// other (a loop: the activations reloaded per row from L1; two rows sharing them ran at 0.6 of the speed, spilling),
+// then their sums reduced and scaled as gemvK's. One group at a time: GPT-2 small's q4_k decode (an 8-word prompt and
+// 64 tokens, 128 before; Node, Zen 5) took 0.90 of the time it took with 8 groups far apart as the other grouped
+// kernels read (4: 1.3), though wf-bench-kernels blocks had 8 at 10.4–10.6 GB/s cache-cold against 9.3–9.7; reading
+// the next group ahead (touch_ahead) changed nothing.
 void gemvK4_groups(const actsK& a, const acts_k4& g, const matrix_view& W, const float* bias, float* y, int64_t n0, int64_t n1) {
-    constexpr int S = 8;
     constexpr int64_t block = 4 * 144;
-    const int64_t nb = W.n_cols / qk_k, g0 = n0 / row_group, count = (n1 - 1) / row_group - g0 + 1;
+    const int64_t nb = W.n_cols / qk_k;
     // the swizzle that gives row 0's scale codes of pair c % 2 of a word in the lanes of a unit's sums (0x80: a zero
     // byte, in wasm and SSE alike; + 4j: row j's)
     constexpr int8_t Z = int8_t(0x80);
     constexpr int8_t pick[2][16] = {{0, Z, Z, Z, 0, Z, Z, Z, 1, Z, Z, Z, 1, Z, Z, Z}, {2, Z, Z, Z, 2, Z, Z, Z, 3, Z, Z, Z, 3, Z, Z, Z}};
     const V pick0 = make8(pick[0]), pick1 = make8(pick[1]);
-    for (int64_t i = 0; i < count / S + (count % S != 0); ++i) {
-        const uint8_t* at[S];
-        int64_t first[S];
-        V acc[S];
-        for (int t = 0; t < S; ++t) first[t] = (g0 + far_set(i, t, S, count)) * row_group, at[t] = W.row(first[t]), acc[t] = fset(0.0f);
+    for (int64_t first = n0 / row_group * row_group; first < n1; first += row_group) {
+        const uint8_t* const at = W.row(first);
+        V acc = fset(0.0f);
         for (int64_t b = 0; b < nb; ++b) {
-            const V dx = fset(a.d[b]);
+            const uint8_t* h = at + b * block;
             const int16_t* B = g.B + 32 * b;
             const int64_t k0 = b * qk_k / 2;
+            const V u0 = ld(h + 16), u1 = ld(h + 32), u2 = ld(h + 48);
+            const V k1 = set32(0x3f3f3f3f), k2 = set32(0x0f0f0f0f), k3 = set32(0x03030303), ff = set16(0xFF);
+            const V sc[2] = {and_(u0, k1), or_(and_(u2, k2), shl32(and_(shr32(u0, 6), k3), 4))};
+            const V mn0 = and_(u1, k1), mn1 = or_(and_(shr32(u2, 4), k2), shl32(and_(shr32(u1, 6), k3), 4));
+            const V Mn = add32(add32(madd(and_(mn0, ff), ld(B)), madd(shr16(mn0, 8), ld(B + 8))),
+                               add32(madd(and_(mn1, ff), ld(B + 16)), madd(shr16(mn1, 8), ld(B + 24))));
+            V I[4];
             WF_ROLLED
-            for (int t = 0; t < S; ++t) {
-                const uint8_t* h = at[t] + b * block;
-                const V u0 = ld(h + 16), u1 = ld(h + 32), u2 = ld(h + 48);
-                const V k1 = set32(0x3f3f3f3f), k2 = set32(0x0f0f0f0f), k3 = set32(0x03030303), ff = set16(0xFF);
-                const V sc[2] = {and_(u0, k1), or_(and_(u2, k2), shl32(and_(shr32(u0, 6), k3), 4))};
-                const V mn0 = and_(u1, k1), mn1 = or_(and_(shr32(u2, 4), k2), shl32(and_(shr32(u1, 6), k3), 4));
-                const V Mn = add32(add32(madd(and_(mn0, ff), ld(B)), madd(shr16(mn0, 8), ld(B + 8))),
-                                   add32(madd(and_(mn1, ff), ld(B + 16)), madd(shr16(mn1, 8), ld(B + 24))));
-                V I[4];
-                WF_ROLLED
-                for (int j = 0; j < 4; ++j) {
-                    const V row = set8(int8_t(4 * j));
-                    const V sel[2] = {add8(pick0, row), add8(pick1, row)};
-                    V Ij = zero();
+            for (int j = 0; j < 4; ++j) {
+                const V row = set8(int8_t(4 * j));
+                const V sel[2] = {add8(pick0, row), add8(pick1, row)};
+                V Ij = zero();
+                WF_UNROLL
+                for (int c = 0; c < 4; ++c) {
+                    V p = zero();
                     WF_UNROLL
-                    for (int c = 0; c < 4; ++c) {
-                        V p = zero();
-                        WF_UNROLL
-                        for (int u = 2 * c; u < 2 * c + 2; ++u) {
-                            const uint8_t* q = h + 64 + 64 * u + 16 * j;
-                            const int64_t k = k0 + 16 * u;
-                            const V w0 = ld_u8x8(q), w1 = ld_u8x8(q + 8);
-                            p = add32(p, add32(add32(madd(w0, ld(g.x + k)), madd(shr16(w0, 4), ld(g.z + k))),
-                                               add32(madd(w1, ld(g.x + k + 8)), madd(shr16(w1, 4), ld(g.z + k + 8)))));
-                        }
-                        Ij = add32(Ij, mul32(p, lut16(sc[c / 2], sel[c % 2])));
+                    for (int u = 2 * c; u < 2 * c + 2; ++u) {
+                        const uint8_t* q = h + 64 + 64 * u + 16 * j;
+                        const int64_t k = k0 + 16 * u;
+                        const V w0 = ld_u8x8(q), w1 = ld_u8x8(q + 8);
+                        p = add32(p, add32(add32(madd(w0, ld(g.x + k)), madd(shr16(w0, 4), ld(g.z + k))),
+                                           add32(madd(w1, ld(g.x + k + 8)), madd(shr16(w1, 4), ld(g.z + k + 8)))));
                     }
-                    I[j] = Ij;
+                    Ij = add32(Ij, mul32(p, lut16(sc[c / 2], sel[c % 2])));
                 }
-                const V Iv = sum4(I[0], I[1], I[2], I[3]);
-                const V dv = half4_signed(h), dmv = half4_signed(h + 8);
-                acc[t] = fadd(acc[t], fsub(fmul(cvt(Iv), fmul(dv, dx)), fmul(cvt(Mn), fmul(dmv, dx))));
+                I[j] = Ij;
             }
+            const V Iv = sum4(I[0], I[1], I[2], I[3]);
+            const V dv = half4_signed(h), dmv = half4_signed(h + 8);
+            acc = fadd(acc, fsub(fmul(cvt(Iv), fmul(dv, fset(a.d[b]))), fmul(cvt(Mn), fmul(dmv, fset(a.d[b])))));
         }
-        for (int t = 0; t < S; ++t) {
-            alignas(16) float out[4];
-            fst(out, acc[t]);
-            for (int64_t j = std::max(n0, first[t]); j < std::min(n1, first[t] + 4); ++j) y[j] = out[j - first[t]] + (bias ? bias[j] : 0.0f);
-        }
+        alignas(16) float out[4];
+        fst(out, acc);
+        for (int64_t j = std::max(n0, first); j < std::min(n1, first + 4); ++j) y[j] = out[j - first] + (bias ? bias[j] : 0.0f);
     }
 }
 
