@@ -294,6 +294,32 @@ TEST_CASE("Every block type dequantizes bit for bit and quantizes byte for byte 
     }
 }
 
+TEST_CASE("q2_K, q4_K and q5_K quantize byte for byte with their trial scales in SIMD lanes as one at a time", "[quants]") {
+    // make_qkx2_quants tries its scales side by side (kernels/quants.cpp); ref::scalar_trials is its scalar twin.
+    // Rows of many shapes: uniform, normal-ish with outliers, all positive (min clipped to 0), constant runs, tiny
+    uint32_t seed = 5100;
+    const int64_t n = 4 * 256;
+    for (dtype t : {dtype::q2_k, dtype::q4_k, dtype::q5_k})
+        for (int kind = 0; kind < 6; ++kind) {
+            INFO(wf::dtype_name(t) << " kind " << kind);
+            std::vector<float> x = wft::random_floats(size_t(n), seed++, -1.0f, 1.0f);
+            const auto y = wft::random_floats(size_t(n), seed++, 0.0f, 1.0f);
+            for (int64_t i = 0; i < n; ++i) {
+                if (kind == 1 && y[size_t(i)] > 0.97f) x[size_t(i)] *= 40.0f;
+                if (kind == 2) x[size_t(i)] = std::fabs(x[size_t(i)]) + 0.5f;
+                if (kind == 3 && i % 64 < 40) x[size_t(i)] = 0.25f;
+                if (kind == 4) x[size_t(i)] *= 1e-30f;
+                if (kind == 5) x[size_t(i)] = std::round(x[size_t(i)] * 3.0f) / 3.0f;  // few distinct values: ties
+            }
+            std::vector<uint8_t> lanes(size_t(wf::row_bytes(t, n))), one(lanes.size());
+            wf::traits(t).from_f32(x.data(), lanes.data(), n);
+            wf::ref::scalar_trials = true;
+            wf::traits(t).from_f32(x.data(), one.data(), n);
+            wf::ref::scalar_trials = false;
+            REQUIRE(lanes == one);
+        }
+}
+
 TEST_CASE("q8_K activations quantize byte for byte as ggml's quantize_row_q8_K_ref", "[quants]") {
     const wft::quant_vectors v("q8_k");
     REQUIRE(v.ggml_type == 15);

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/simd.h"  // first: before any other include of xsimd
 #include "kernels/cold.h"
 #include "kernels/kernels.h"
 #include "kernels/quants.h"
@@ -270,6 +271,9 @@ void iq4_nl_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n) {
     }
 }
 
+using B = xsimd::batch<float>;
+constexpr int64_t W = int64_t(B::size);
+
 // --- the K-quants' scale searches (ggml-quants.c's make_qx_quants, make_q3_quants, make_qkx2_quants) ------------
 namespace {
 
@@ -355,9 +359,14 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
 // Asymmetric codes x ≈ scale·L + min, L ∈ [0, nmax], min ≤ 0, searched over nstep + 1 trial scales by the weighted
 // error (|·| if use_mad, else squared); returns the scale, −min in the_min. Not WF_COLD: it is where a load-time
 // conversion to q4_K / q5_K spends its time (21 trial scales per 32 weights), and at -O3 GPT-2 small's conversion to
-// q4_k took 13.6 → 12.1 s in Node (one thread) for 53 bytes of the gzipped wasm.
+// q4_k took 13.6 → 12.1 s in Node (one thread) for 53 bytes of the gzipped wasm. Its sums are chains of dependent
+// adds, so the trials run side by side, one a SIMD lane (ref::scalar_trials: one at a time, the twin), each lane's
+// arithmetic the scalar's in the same order: the same codes bit for bit. GPT-2 small (bench-models) loaded with
+// dtype q4_k: 5.6–6.0 → 3.4–3.7 s, q5_k 4.9–5.0 → 3.3–3.5 s (Node, one thread, /tmp/loadq4k.mjs-style timing of
+// pipeline(), alternating builds).
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, float rmin,
                        float rdelta, int nstep, bool use_mad) {
+    const bool lanes = !ref::scalar_trials;
     float min = x[0], max = x[0];
     float sum_w = weights[0], sum_x = sum_w * x[0];
     for (int i = 1; i < n; ++i) {
@@ -387,6 +396,51 @@ float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, ui
     for (int i = 0; i < n; ++i) L[i] = uint8_t(std::max(0, std::min(nmax, nearest_int(iscale * (x[i] - min)))));
     float best_error = error(scale, L, min);
     uint8_t Laux[32];
+    if (lanes) {  // the trial scales side by side, one a lane; then taken in order as below
+        // A trial reads min, which a better one before it changes: lanes after one that moves min are computed again
+        // from there (on random rows 1.3 of a search's 21 trials move it).
+        alignas(64) float lv[32][W], sv[W], mv[W], ev[W], dv[W];
+        for (int is0 = 0, next; is0 <= nstep; is0 = next) {
+            next = is0 + int(W);
+            alignas(64) float isf[W];
+            for (int k = 0; k < int(W); ++k) isf[k] = float(is0 + k);
+            const B isc = (B(rmin) + B(rdelta) * B::load_aligned(isf) + B(float(nmax))) / B(max - min);
+            B sum_l(0.0f), sum_l2(0.0f), sum_xl(0.0f);
+            for (int i = 0; i < n; ++i) {
+                // nearest_int as a float (x + 1.5·2^23 − 1.5·2^23: the same whole number), clamped to [0, nmax]
+                const B l = xsimd::max(B(0.0f), xsimd::min(B(float(nmax)), (isc * (B(x[i]) - B(min)) + B(12582912.0f)) - B(12582912.0f)));
+                l.store_aligned(lv[i]);
+                const B w(weights[i]);
+                sum_l += w * l;
+                sum_l2 += w * l * l;
+                sum_xl += w * l * B(x[i]);
+            }
+            const B D = B(sum_w) * sum_l2 - sum_l * sum_l;
+            const auto clipped = (sum_l2 * B(sum_x) - sum_l * sum_xl) / D > B(0.0f);
+            const B this_scale = xsimd::select(clipped, sum_xl / sum_l2, (B(sum_w) * sum_xl - B(sum_x) * sum_l) / D);
+            const B this_min = xsimd::select(clipped, B(0.0f), (sum_l2 * B(sum_x) - sum_l * sum_xl) / D);
+            B e(0.0f);
+            for (int i = 0; i < n; ++i) {
+                const B diff = this_scale * B::load_aligned(lv[i]) + this_min - B(x[i]);
+                e += B(weights[i]) * (use_mad ? xsimd::abs(diff) : diff * diff);
+            }
+            D.store_aligned(dv), this_scale.store_aligned(sv), this_min.store_aligned(mv), e.store_aligned(ev);
+            for (int k = 0; k < int(W) && is0 + k <= nstep; ++k)
+                if (dv[k] > 0 && ev[k] < best_error) {
+                    for (int i = 0; i < n; ++i) L[i] = uint8_t(lv[i][k]);
+                    best_error = ev[k];
+                    scale = sv[k];
+                    const bool moved = mv[k] != min;
+                    min = mv[k];
+                    if (moved) {
+                        next = is0 + k + 1;
+                        break;
+                    }
+                }
+        }
+        *the_min = -min;
+        return scale;
+    }
     for (int is = 0; is <= nstep; ++is) {
         iscale = (rmin + rdelta * float(is) + float(nmax)) / (max - min);
         float sum_l = 0, sum_l2 = 0, sum_xl = 0;
@@ -847,6 +901,8 @@ void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, co
             y[m * ldy + n] = dot_row(W.type, row_as_stored(W, n), a0.data(), aK.data(), K) + (bias ? bias[n] : 0.0f);
     }
 }
+
+thread_local bool scalar_trials = false;
 
 }  // namespace ref
 }  // namespace wf

@@ -162,6 +162,10 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
                      int64_t n_begin, int64_t n_end, bool int8);
 
 namespace ref {
+// The converters to q2_K, q4_K and q5_K (from_f32) try their trial scales side by side in SIMD lanes, each lane's
+// sums in the scalar order (make_qkx2_quants); true: one trial at a time, the scalar twin the tests compare them
+// with, on this thread.
+extern thread_local bool scalar_trials;
 // The plain math of gemv_quant: per block, the integer sums from each element's code (decoded as the dequantizer
 // reads it), then the same float expression.
 void gemv_quant(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
