@@ -849,7 +849,7 @@ void gemvK4_groups(const actsK& a, const acts_k4& g, const matrix_view& W, const
                 const V row = set8(int8_t(4 * j));
                 const V sel[2] = {add8(pick0, row), add8(pick1, row)};
                 V Ij = zero();
-                WF_UNROLL
+                WF_ROLLED
                 for (int c = 0; c < 4; ++c) {
                     V p = zero();
                     WF_UNROLL
