@@ -472,7 +472,7 @@ void gemv_groups(const acts32& a, const matrix_view& W, const float* bias, float
 
 // A grouped matrix (dtype.h) against 2 or 3 rows of x: each group of 4 rows back as stored into a buffer that
 // stays in L1, then the kernel of rows as stored on it (a copy of the grouped reading in those kernels took the wasm
-// over its budget); the rows after the last whole group as they are. (acts32 or actsK: declared below.)
+// over its budget); the rows after the last whole group as they are. Acts: acts32, or actsK (below).
 template <class Acts>
 void gemv_ungrouped(const Acts& a, const matrix_view& W, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1,
                     void (*kernel)(const Acts&, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t)) {
@@ -786,8 +786,8 @@ void gemvK(const actsK& a, const matrix_view& W, const float* bias, float* y, in
 // lo·q_lo + hi·q_hi: no mask). So a unit's products land in int32 lanes of one sub-block each (A, A, B, B), one
 // multiply by the lanes' scale codes per two units, and the scale and min codes of the 4 rows are unpacked side by
 // side (ggml's get_scale_min_k4 on the 4 rows' words at once). The sums are those of gemvK, bit for bit.
-// wf-bench-kernels blocks Q4_K (Node, AMD EPYC Zen 5, GB/s cold / warm): 896 × 4864 5.7–6.1 / 8.4–8.9 as stored →
-// 10.3–10.5 / 11.1–12.7 grouped; 2304 × 768 6.4 / 8.2 → 10.1 / 12.1.
+// wf-bench-kernels blocks Q4_K (Node, AMD EPYC Zen 5, GB/s cold / warm, two runs): 896 × 4864 5.9–6.0 / 9.0–9.1 as
+// stored → 11.1–11.2 / 11.5–11.6 grouped; 2304 × 768 7.2 / 8.6–8.7 → 10.7–11.0 / 10.9–11.3.
 struct acts_k4 {
     const int16_t* x;  // K / 2: per super-block and unit, 16 lanes
     const int16_t* z;
