@@ -102,7 +102,7 @@ struct matrix_view {
 // 2c + u holds sub-blocks 2c (A) and 2c + 1 (B) of 32 values: bytes 0–3 and 8–11 are A's, 4–7 and 12–15 B's, byte
 // k of A's 8 holding A's elements r = 8u + k (low nibble) and 16 + r (high) — so that a unit's products fall in
 // int32 lanes of one sub-block each, and a byte's two codes share a scale (q4_0's z form: kernels/quants-gemv.cpp).
-// Their d and dmin must be finite; either sign. Its GEMV reads 1.3–1.6× as fast so (Node, Zen 5).
+// Their d and dmin must be finite; either sign. Its GEMV reads 1.3–1.9× as fast so (Node, Zen 5).
 constexpr int64_t row_group = 4;
 inline int64_t grouped_rows(const matrix_view& W) { return W.grouped ? W.n_rows / row_group * row_group : 0; }
 // Row r's block b of a matrix of those types, grouped or not: its f16 scale, its codes (the bytes after the scale).
