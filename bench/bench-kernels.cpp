@@ -146,7 +146,7 @@ double time_single_calls(const std::function<void()>& f) {
 // grouped by 4, as the loader gives the q8_0 and q4_0 matrices it converts in wasm (dtype.h). A type is left out where a row is
 // not whole blocks (576 and 896 are not multiples of 256: llama.cpp's Q4_K_M files store those matrices as Q5_0
 // or Q8_0).
-// `only`: the types to run (npm run bench-kernels -- blocks Q4_K); empty: all.
+// The types `blocks` runs (wf-bench-kernels blocks Q4_K Q6_K); empty: all.
 std::vector<wf::dtype> block_types_only;
 bool skip_type(wf::dtype t) {
     return !block_types_only.empty() && std::find(block_types_only.begin(), block_types_only.end(), t) == block_types_only.end();
@@ -158,15 +158,18 @@ void bench_block_types(double bw) {
     std::mt19937 rng(7);
     // and GPT-2 small's (768 ↔ 3072, 2304 × 768: bench/run.mjs's gpt2 rows) for the K-quants, whose rows must be whole
     // 256-value blocks
-    const int64_t shapes[][2] = {{1536, 576}, {576, 1536}, {4864, 896}, {896, 4864}, {2304, 768}, {768, 3072}};
+    struct shape {
+        int64_t n_rows, n_cols;
+        bool k_quants_only;
+    };
+    const shape shapes[] = {{1536, 576, false}, {576, 1536, false}, {4864, 896, false}, {896, 4864, false}, {2304, 768, true}, {768, 3072, true}};
     const wf::dtype types[] = {wf::dtype::q8_0, wf::dtype::q4_0, wf::dtype::q5_0, wf::dtype::iq4_nl, wf::dtype::q4_k,
                                wf::dtype::q5_k, wf::dtype::q6_k, wf::dtype::q3_k, wf::dtype::q2_k};
-    for (auto [n_rows, n_cols] : shapes) {
+    for (auto [n_rows, n_cols, k_quants_only] : shapes) {
         const int64_t N = n_rows, K = n_cols;
-        const bool k_shape = N == 2304 || K == 3072;
         double q8_s = 0;
         for (wf::dtype type : types) {
-            if (K % wf::traits(type).block != 0 || (k_shape && type != wf::dtype::q8_0 && wf::traits(type).block != 256)) continue;
+            if (K % wf::traits(type).block != 0 || (k_quants_only && type != wf::dtype::q8_0 && wf::traits(type).block != wf::qk_k)) continue;
             if (skip_type(type) && type != wf::dtype::q8_0) continue;  // (q8_0: the ratio column's reference)
             const size_t one = size_t(wf::row_bytes(type, K) * N), copies = std::max<size_t>(1, (size_t(128) << 20) / one + 1);
             std::vector<uint8_t> all(one * copies);

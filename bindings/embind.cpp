@@ -72,7 +72,7 @@ public:
         return guarded(out_, [&] {
             wf::load_options lo = wf::parse_load_options(parse(opts, "load options"));
             // A FileSet is one load's: the files stay with the model (or go), and the load may rewrite them in place
-            // (group a GGUF's own q8_0 / q4_0 / q5_0 / iq4_nl rows: nn/weights.h), so the FileSet is emptied whatever happens
+            // (group a GGUF's own q8_0 / q4_0 / q5_0 / iq4_nl / q4_K rows: nn/weights.h), so the FileSet is emptied whatever happens
             lo.files_writable = true;
             auto files = std::exchange(fs.files_, std::make_shared<wf::file_set>());
             gen_.reset();

@@ -184,14 +184,27 @@ void gather_q4_k(const uint8_t* group, int64_t nb, int64_t j, uint8_t* buf) {
         for (int u = 0; u < 8; ++u) q4_k_from_unit(group + 64 + 64 * u + 16 * j, u % 2, buf + 16 + 32 * (u / 2));
     }
 }
+
+// A group of 4 rows of the 32-value types (nb blocks of bb bytes each, as stored in `rows`) → grouped at `at`: the
+// blocks' f16 scales, then their codes (dtype.h).
+void group_blocks(const uint8_t* rows, int64_t nb, int64_t bb, uint8_t* at) {
+    const int64_t c = bb - 2;
+    for (int64_t j = 0; j < row_group; ++j)
+        for (int64_t b = 0; b < nb; ++b) {
+            const uint8_t* blk = rows + (j * nb + b) * bb;
+            std::memcpy(at + 2 * row_group * nb + row_group * c * b + c * j, blk + 2, size_t(c));
+            std::memcpy(at + 2 * (row_group * b + j), blk, 2);
+        }
+}
+
 }  // namespace
 
 WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) {
     if (!group_rows_layout(t)) return false;
-    const bool k4 = t == dtype::q4_k;
-    const int64_t bb = traits(t).block_bytes, c = bb - 2, nb = n_cols / traits(t).block, rb = row_bytes(t, n_cols);
+    const int64_t bb = traits(t).block_bytes, nb = n_cols / traits(t).block, rb = row_bytes(t, n_cols);
+    const int scales = t == dtype::q4_k ? 2 : 1;  // f16s at the start of a block: q4_K's d and dmin
     for (int64_t i = 0; i < n_rows / row_group * row_group * nb; ++i)
-        for (int k = 0; k < (k4 ? 2 : 1); ++k) {  // q4_K: d and dmin
+        for (int k = 0; k < scales; ++k) {
             uint16_t h;
             std::memcpy(&h, data + i * bb + 2 * k, 2);
             if ((h & 0x7fff) >= 0x7c00 || (t == dtype::q8_0 && (h & 0x8000))) return false;  // inf or NaN; of q8_0 a negative
@@ -200,16 +213,8 @@ WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) 
     for (int64_t g = 0; g + row_group <= n_rows; g += row_group) {
         uint8_t* at = data + g * rb;
         std::memcpy(rows.data(), at, rows.size());
-        if (k4) {
-            group_q4_k(rows.data(), nb, at);
-            continue;
-        }
-        for (int64_t j = 0; j < row_group; ++j)
-            for (int64_t b = 0; b < nb; ++b) {
-                const uint8_t* blk = rows.data() + j * rb + b * bb;
-                std::memcpy(at + 2 * row_group * nb + row_group * c * b + c * j, blk + 2, size_t(c));
-                std::memcpy(at + 2 * (row_group * b + j), blk, 2);
-            }
+        if (t == dtype::q4_k) group_q4_k(rows.data(), nb, at);
+        else group_blocks(rows.data(), nb, bb, at);
     }
     return true;
 }

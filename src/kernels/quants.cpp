@@ -361,9 +361,9 @@ float make_q3_quants(int n, int nmax, const float* x, int8_t* L) {
 // conversion to q4_K / q5_K spends its time (21 trial scales per 32 weights), and at -O3 GPT-2 small's conversion to
 // q4_k took 13.6 → 12.1 s in Node (one thread) for 53 bytes of the gzipped wasm. Its sums are chains of dependent
 // adds, so the trials run side by side, one a SIMD lane (ref::scalar_trials: one at a time, the twin), each lane's
-// arithmetic the scalar's in the same order: the same codes bit for bit. GPT-2 small (bench-models) loaded with
-// dtype q4_k: 5.6–6.0 → 3.4–3.7 s, q5_k 4.9–5.0 → 3.3–3.5 s (Node, one thread, /tmp/loadq4k.mjs-style timing of
-// pipeline(), alternating builds).
+// arithmetic the scalar's in the same order: the same codes bit for bit. GPT-2 small loaded with dtype q4_k:
+// 5.7–6.2 → 3.3–3.8 s, q5_k 5.0–5.2 → 3.3–3.5 s (Node, one thread, `node bench/load-times.mjs gpt2-base:q4_k
+// gpt2-base:q5_k` from both builds in turn, two rounds).
 float make_qkx2_quants(int n, int nmax, const float* x, const float* weights, uint8_t* L, float* the_min, float rmin,
                        float rdelta, int nstep, bool use_mad) {
     const bool lanes = !ref::scalar_trials;
