@@ -28,7 +28,7 @@ async function load(wf, source, opts) {
   const qa = await wf.pipeline('question-answering', source('distilbert-qa'), opts);
   const ref = await readJson(source('marian-en-de/bench-reference.json'));
   const shared = { dispose() {} };  // a model that another workload disposes
-  const translate = (num_beams) => marian.translate(ref.source_text, { num_beams, ...ref.options });
+  const translate = (num_beams, extra = {}) => marian.translate(ref.source_text, { num_beams, ...ref.options, ...extra });
   const work = {
     classify: Object.assign(() => classify(classifyText), { model: classify }),
     fill: Object.assign(() => fill.fill(fillText, { top_k: 1 }), { model: fill }),
@@ -41,6 +41,8 @@ async function load(wf, source, opts) {
     embed: Object.assign(() => embed(texts, { pooling: 'mean', normalize: true }), { model: embed }),
     qa: Object.assign(() => qa(question, context, { max_seq_len: 384 }), { model: qa }),
     'marian greedy': Object.assign(() => translate(1), { model: marian }),
+    // with a score: every logit of the output layer (no screen: nn/head-screen.h)
+    'marian greedy scored': Object.assign(() => translate(1, { output_scores: true }), { model: shared }),
     'marian 4 beams': Object.assign(() => translate(4), { model: shared }),
   };
   // WF_AB_ONLY=a,b: only the workloads whose names contain one of these (every model is loaded all the same)

@@ -246,7 +246,7 @@ function rows(w) {
     // ONNX folder (encoder_model + decoder_model_merged) for transformers.js; greedy and 4 beams, 32 new tokens.
     // bpw: the bytes per weight a decoder step reads (% of ceiling).
     add(TRANSLATE, 'Marian (opus-mt-en-de shape) translation, 32-token source → 32 new tokens, greedy and 4 beams: f32 vs transformers.js fp32', 'translate',
-      WF('marian-en-de', 'f32', { bpw: 4 }), { engine: 'tjs', model: 'marian-en-de-onnx', dtype: 'fp32', bpw: 4 }, undefined, { work: work.marian, setupError: translateSetupError });
+      WF('marian-en-de', 'f32', { bpw: 4, screen: 34 / 32 }), { engine: 'tjs', model: 'marian-en-de-onnx', dtype: 'fp32', bpw: 4 }, undefined, { work: work.marian, setupError: translateSetupError });
     // the same on 8-bit weights: wasmformer converts the F32 folder to Q8_0 at load (dtype 'q8_0'); transformers.js's
     // dtype 'q8' loads onnx/encoder_model_quantized.onnx + decoder_model_merged_quantized.onnx (make_marian.py: int8
     // matrices, one scale each, activations quantized at run time, the merged decoder's branches included). Their ids
@@ -288,7 +288,7 @@ function marianWork() {
   const f = path.join(MODELS, 'marian-en-de/config.json');
   if (!existsSync(f)) return null;
   const c = JSON.parse(readFileSync(f, 'utf8')), E = c.d_model;
-  return { stepWeights: c.decoder_layers * (6 * E * E + 2 * E * c.decoder_ffn_dim) + E * c.vocab_size };
+  return { stepWeights: c.decoder_layers * (6 * E * E + 2 * E * c.decoder_ffn_dim) + E * c.vocab_size, headWeights: E * c.vocab_size };
 }
 const work = {
   // per text (its tokens, all of them real: every text has EMBED_TOKENS); the pooling is not counted
@@ -457,7 +457,10 @@ function lines(row, res, ceil) {
       // bytes, holding little beside them), else the bytes it holds per weight (its converted copies)
       const bpw = !spec.bpwHeld || s.info.weight_bytes == null ? spec.bpw
         : Math.max(s.info.borrows_file_bytes ? spec.bpw : 0, s.info.weight_bytes / wk.decodeWeights);
-      const pct = tw ? (100 * tw.options.max_new_tokens * row.work.stepWeights * (bpw ?? 4)) / (m / 1e3) / 1e9 / c.read_gbs
+      // a greedy step that screens the output layer (spec.screen: its copy's bytes per weight) reads the copy, not the layer
+      const stepBytes = tw && (spec.screen && key === 'greedy_ms' ? (row.work.stepWeights - row.work.headWeights) * (bpw ?? 4) + row.work.headWeights * spec.screen
+        : row.work?.stepWeights * (bpw ?? 4));
+      const pct = tw ? (100 * tw.options.max_new_tokens * stepBytes) / (m / 1e3) / 1e9 / c.read_gbs
         : key === 'decode_tps' ? (100 * m * wk.decodeWeights * bpw) / 1e9 / c.read_gbs
         : key === 'sentences_per_s' ? (100 * m * work.embed) / 1e9 / c.gflops
         : (100 * wk[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
@@ -607,7 +610,7 @@ decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeig
   plan.some((r) => r.workload?.task === 'translate') && work.marian ? `\nTranslation (${[...new Set(plan.filter((r) => r.workload?.task === 'translate').map((r) => r.id.split(':')[1]))].join(', ')}): a random MarianMTModel with opus-mt-en-de's shape (bench/peers/make_marian.py), one source sentence of ${w.translate?.ids.length} ids, ` +
     `${w.translate?.options.max_new_tokens} new tokens on both sides (</s> banned through bad_words_ids, the last token the forced </s>), text in and text out on both sides; wasmformer Model.translate, transformers.js pipeline('translation') ` +
     `for greedy and, as transformers.js ${tjsVersions?.['@huggingface/transformers'] ?? ''} has no beam search (its generate keeps one candidate a step), Hugging Face's beam search in bench/peers/measure.mjs on its tokenizer and onnxruntime-web sessions for ${w.translate?.beams} beams. ` +
-    `% of ceiling: the decoder's weights read per step (${fmt(work.marian.stepWeights / 1e6, 1)} M, the tied output layer included, × the bytes per weight: f32 4, q8_0 34/32, int8 1; the beams of a step read them once) × ${w.translate?.options.max_new_tokens} steps against read bandwidth. ` +
+    `% of ceiling: the decoder's weights read per step (${fmt(work.marian.stepWeights / 1e6, 1)} M, the tied output layer included, × the bytes per weight: f32 4, q8_0 34/32, int8 1; the beams of a step read them once; wasmformer's f32 greedy steps read the output layer's q8_0 copy instead of the layer, nn/head-screen.h) × ${w.translate?.options.max_new_tokens} steps against read bandwidth. ` +
     `No ratio is given where the engines' token ids differ (f32).` +
     (plan.some((r) => r.id.endsWith(':' + TRANSLATE_Q8)) ? ` ${TRANSLATE_Q8}: wasmformer dtype q8_0 (Q8_0 blocks of 32 weights, converted from the F32 file at load) vs transformers.js dtype 'q8' ` +
       `(onnx/encoder_model_quantized.onnx, decoder_model_merged_quantized.onnx: int8 matrices with one scale each, activations quantized to uint8 at run time, MatMulInteger; embeddings f32); ` +

@@ -30,6 +30,7 @@
 #include "kernels/quants.h"
 #include "kernels/relaxed.h"
 #include "models/registry.h"
+#include "nn/head-screen.h"
 #include "nn/weights.h"
 
 using wf::dtype;
@@ -783,4 +784,109 @@ TEST_CASE("weight_store groups a borrowed q8_0 / q4_0 / q5_0 / q4_K matrix in pl
             }
         }
     }
+}
+
+// nn/head-screen.h: greedy's arg-max over an output layer from its q8_0 copy, the full rows computed only where the
+// bound cannot rule them out. The bound must hold for every row (else a token could be missed), and the arg-max must
+// be the full layer's: on random layers of odd row counts in f32, f16 and bf16, activations of several shapes (a
+// heavy-tailed one), 1, 3 and 16 rows at once (16: the integer GEMM, 7-bit activations under relaxed SIMD), ties,
+// excluded tokens (the top one too), one forced token, and every token excluded.
+TEST_CASE("The output layer's screen picks the full layer's arg-max, within a bound that holds for every row", "[quants][head-screen]") {
+    const int64_t V = 1203;
+    for (const dtype t : {dtype::f32, dtype::f16, dtype::bf16})
+        for (const int64_t K : {int64_t(96), int64_t(512)}) {
+            INFO(wf::traits(t).name << " K " << K);
+            auto w = wft::random_floats(size_t(V * K), 11 + uint32_t(K), -0.05f, 0.05f);
+            for (int64_t j = 0; j < K; ++j) w[size_t(700 * K + j)] = w[size_t(40 * K + j)];  // rows 40 and 700 tie
+            auto bias = wft::random_floats(size_t(V), 5, -0.5f, 0.5f);
+            bias[700] = bias[40];
+            const wft::stored_matrix W(w, V, K, t);
+            const wf::linear head{W.view, bias.data()};
+            const auto saved = wf::head_screen::min_rows;
+            wf::head_screen::min_rows = 1000;
+            const auto screen = wf::head_screen::make(head);
+            wf::head_screen::min_rows = saved;
+            REQUIRE(screen);
+            CHECK(screen->copy().type == dtype::q8_0);
+            std::vector<float> work, scores, full(size_t(16 * V)), approx(size_t(16 * V));
+            for (int shape = 0; shape < 4; ++shape)
+                for (const int64_t n : {int64_t(1), int64_t(3), int64_t(16)}) {
+                    INFO("shape " << shape << ", " << n << " rows");
+                    auto x = wft::random_floats(size_t(n * K), uint32_t(100 * shape + n), -2.0f, 2.0f);
+                    if (shape == 1)  // heavy-tailed: a few large activations, as a layer norm's output has
+                        for (size_t i = 0; i < x.size(); i += 37) x[i] *= 25.0f;
+                    if (shape == 2)  // row 40 (and its twin 700) far ahead: the screen leaves one or two rows
+                        for (int64_t i = 0; i < n; ++i)
+                            for (int64_t j = 0; j < K; ++j) x[size_t(i * K + j)] = w[size_t(40 * K + j)] * 400.0f + x[size_t(i * K + j)] * 0.05f;
+                    wf::matmul(x.data(), n, K, W.view, bias.data(), full.data(), V, 0, V);
+                    wf::matmul(x.data(), n, K, screen->copy(), bias.data(), approx.data(), V, 0, V);
+                    for (int64_t i = 0; i < n; ++i) {
+                        const auto m = screen->measure(x.data() + i * K, n);
+                        REQUIRE(m.finite);
+                        float worst = 0;  // the largest share of its bound a row's error takes
+                        for (int64_t r = 0; r < V; ++r) {
+                            const float a = approx[size_t(i * V + r)], l = full[size_t(i * V + r)], e = screen->bound(r, m, a);
+                            worst = std::max(worst, std::fabs(l - a) / e);
+                        }
+                        CHECK(worst <= 1.0f);
+                        CHECK(worst > 0.02f);  // and the bound is not vacuous
+                    }
+                    // the arg-max, with processors: none; the best token excluded; one forced; every token excluded
+                    for (int proc = 0; proc < 4; ++proc) {
+                        INFO("processor " << proc);
+                        std::vector<int32_t> best(static_cast<size_t>(n));
+                        for (int64_t i = 0; i < n; ++i) best[size_t(i)] = int32_t(wf::argmax(full.data() + i * V, V));
+                        auto process = [&](int64_t i, std::span<float> s) {
+                            if (proc == 1) s[size_t(best[size_t(i)])] = -INFINITY, s[size_t((i * 7) % V)] = -INFINITY;
+                            if (proc == 2) {
+                                std::fill(s.begin(), s.end(), -INFINITY);
+                                s[size_t(V - 1 - i)] = 0.0f;
+                            }
+                            if (proc == 3) std::fill(s.begin(), s.end(), -INFINITY);
+                        };
+                        std::vector<int32_t> ids(size_t(n), -2);
+                        int64_t computed = 0;
+                        screen->approximate(x.data(), n, work);
+                        scores.resize(size_t(V));
+                        for (int64_t i = 0; i < n; ++i) {  // as seq2seq's greedy steps use it
+                            const std::span<float> a(work.data() + i * V, size_t(V));
+                            process(i, a);
+                            screen->exact(x.data() + i * K, n, a, scores);
+                            computed += screen->candidates();
+                            process(i, scores);
+                            ids[size_t(i)] = int32_t(wf::argmax(scores.data(), V));
+                        }
+                        for (int64_t i = 0; i < n; ++i) {
+                            std::vector<float> s(full.begin() + i * V, full.begin() + (i + 1) * V);
+                            process(i, s);
+                            CHECK(ids[size_t(i)] == int32_t(wf::argmax(s.data(), V)));
+                        }
+                        if (shape == 2 && proc == 0) {
+                            for (int64_t i = 0; i < n; ++i) CHECK(ids[size_t(i)] == 40);  // the tie: the lower index
+                            CHECK(computed == 2 * n);                                      // 40 and 700, computed in full
+                        }
+                        if (proc == 0) CHECK(computed <= n * V / 16);  // most rows ruled out
+                    }
+                }
+            // activations that are not finite take the full layer: the same arg-max (NaN as −inf)
+            auto x = wft::random_floats(size_t(K), 3);
+            x[5] = INFINITY;
+            screen->approximate(x.data(), 1, work);
+            screen->exact(x.data(), 1, std::span<const float>(work.data(), size_t(V)), scores);
+            wf::matmul(x.data(), 1, K, W.view, bias.data(), full.data(), V, 0, V);
+            CHECK(std::memcmp(scores.data(), full.data(), size_t(V) * 4) == 0);
+            CHECK(screen->candidates() == V);
+        }
+    // no screen: a block type's layer, K not a multiple of 32, too few rows, a weight that is not finite
+    const auto saved = wf::head_screen::min_rows;
+    wf::head_screen::min_rows = 100;
+    auto w = wft::random_floats(size_t(200 * 64), 1);
+    const wft::stored_matrix q8(w, 200, 64, dtype::q8_0), odd(w, 320, 40, dtype::f32), few(w, 99, 64, dtype::f32);
+    CHECK_FALSE(wf::head_screen::make({q8.view, nullptr}));
+    CHECK_FALSE(wf::head_screen::make({odd.view, nullptr}));
+    CHECK_FALSE(wf::head_screen::make({few.view, nullptr}));
+    w[1000] = NAN;
+    const wft::stored_matrix nan(w, 200, 64, dtype::f32);
+    CHECK_FALSE(wf::head_screen::make({nan.view, nullptr}));
+    wf::head_screen::min_rows = saved;
 }

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "helpers.h"
+#include "nn/head-screen.h"
 #include "tasks/seq2seq.h"
 
 namespace {
@@ -22,6 +23,9 @@ const fixture& marian(const std::string& name) {
     static std::map<std::string, std::unique_ptr<fixture>> loaded;
     auto& f = loaded[name];
     if (!f) {
+        // the fixtures' output layers (224–244 rows) are screened for greedy steps as a real model's 58 101 are
+        // (nn/head-screen.h), where their width allows it (a multiple of 32: marian-tiny, t5-tiny)
+        wf::head_screen::min_rows = 1;
         auto files = wft::read_dir(wft::data_path("fixtures/" + name));
         const auto bytes = wft::read_file(wft::data_path("fixtures/" + name + "/expected.json"));
         files->remove("expected.json");
@@ -198,6 +202,44 @@ TEST_CASE("Greedy and beam decoding of several sources side by side give each so
     }
     CHECK_THROWS_WITH(wf::seq2seq_batch(*f.pm.m().as_seq2seq_lm(), f.pm.hp(), {}, wf::parse_seq2seq_options({{"do_sample", true}, {"num_beams", 1}}, f.pm.seq2seq, "translation")),
                       Catch::Contains("no sampling"));
+}
+
+TEST_CASE("Greedy steps without scores screen the output layer: the full logits' tokens; scores with output_scores only", "[seq2seq][generation]") {
+    for (const char* name : kFixtures) {
+        const fixture& f = marian(name);
+        INFO(name);
+        const wf::seq2seq_lm& lm = *f.pm.m().as_seq2seq_lm();
+        CHECK(bool(lm.screen()) == (f.pm.hp().n_embd % 32 == 0));
+        int compared = 0;
+        for (const auto& c : f.expected["generate"]) {
+            wf::json o = c["options"];
+            const wf::seq2seq_params p = wf::parse_seq2seq_options(o, f.pm.seq2seq, "translation");
+            if (p.num_beams != 1 || p.sampling.do_sample) continue;
+            INFO(o.dump());
+            const auto src = c["source_ids"].get<std::vector<int32_t>>();
+            o["output_scores"] = false;
+            const auto screened = wf::seq2seq_generate(lm, f.pm.hp(), src, wf::parse_seq2seq_options(o, f.pm.seq2seq, "translation"));
+            o["output_scores"] = true;
+            const auto full = wf::seq2seq_generate(lm, f.pm.hp(), src, wf::parse_seq2seq_options(o, f.pm.seq2seq, "translation"));
+            REQUIRE(screened.size() == 1);
+            REQUIRE(full.size() == 1);
+            CHECK(screened[0].ids == full[0].ids);
+            CHECK(full[0].ids == c["sequences"][0].get<std::vector<int32_t>>());
+            if (lm.screen()) CHECK(screened[0].score == 0.0);  // not computed (the full layer computes it anyway)
+            CHECK((full[0].score < 0.0 || full[0].ids.size() == 2));  // Σ log p of the chosen tokens (one may have p = 1)
+            ++compared;
+        }
+        CHECK(compared >= 3);
+    }
+    // the task's results: a score for beam search, and for greedy with output_scores only
+    const fixture& f = marian("marian-tiny");
+    const std::vector<std::string> texts = {"In the beginning God created the heaven and the earth.", "Jesus wept."};
+    for (const wf::json& o : {wf::json{{"num_beams", 1}}, wf::json{{"num_beams", 1}, {"output_scores", true}}, wf::json{{"num_beams", 2}}}) {
+        INFO(o.dump());
+        const bool scored = o.value("output_scores", false) || o["num_beams"] != 1;
+        for (const bool together : {true, false})
+            for (const auto& list : wf::run_seq2seq_task(f.pm, "translation", texts, o, nullptr, together)["results"]) CHECK(list[0].contains("score") == scored);
+    }
 }
 
 TEST_CASE("Marian generation: each generated token's cross-attention over the source is the reference's", "[seq2seq][generation]") {

@@ -132,6 +132,17 @@ public:
 
     std::span<const float> decode(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits, forward_trace* trace,
                                   const cancel_fn* cancel) const override {
+        return run(s, ids, all_logits, false, trace, cancel);
+    }
+    std::span<const float> decode_hidden(seq2seq_state& s, std::span<const int32_t> ids, const cancel_fn* cancel) const override {
+        return run(s, ids, false, true, nullptr, cancel);
+    }
+    linear output_layer() const override { return {lm_head_, final_bias_}; }
+
+private:
+    // decode, and with `hidden` each sequence's last row before the output layer instead of its logits
+    std::span<const float> run(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits, bool hidden, forward_trace* trace,
+                               const cancel_fn* cancel) const {
         kv_cache& c = s.self;
         const int64_t B = c.n_seq(), N = int64_t(ids.size()), T = B > 0 ? N / B : 0, p0 = c.n_past, S = s.n_source();
         const int64_t E = hp_.n_embd, F = hp_.n_dec_ff, H = hp_.n_dec_head, D = E / H, V = hp_.n_vocab;
@@ -192,13 +203,13 @@ public:
             for (int64_t b = 0; b < B; ++b) std::memcpy(h + b * E, x + (b * T + T - 1) * E, size_t(E) * 4);
             last = h;
         }
+        c.n_past = p0 + T;
+        if (hidden) return {last, size_t(B * E)};
         if (s.logits.size() < size_t(rows * V)) s.logits.resize(size_t(rows * V));
         apply(linear{lm_head_, final_bias_}, all_logits ? x : last, rows, s.logits.data());
-        c.n_past = p0 + T;
         return {s.logits.data(), size_t(rows * V)};
     }
 
-private:
     void check_ids(std::span<const int32_t> ids) const {
         for (int32_t id : ids)
             if (id < 0 || id >= hp_.n_vocab) throw error("marian: token id " + std::to_string(id) + " is out of range");

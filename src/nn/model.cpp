@@ -1,5 +1,10 @@
-// What nn/model.h declares out of line: token_batch's check of the rows a caller reads.
+// What nn/model.h declares out of line: token_batch's check of the rows a caller reads, the seq2seq output layer's
+// screen.
 #include "nn/model.h"
+
+#include <new>
+
+#include "nn/head-screen.h"
 
 namespace wf {
 
@@ -7,6 +12,20 @@ void token_batch::check_out_rows(const std::string& who) const {
     for (size_t i = 0; i < out_rows.size(); ++i)
         if (out_rows[i] < 0 || out_rows[i] >= n_seq * n_tokens || (i > 0 && out_rows[i] <= out_rows[i - 1]))
             throw error(who + ": output row " + std::to_string(out_rows[i]) + " is out of range or out of order");
+}
+
+seq2seq_lm::seq2seq_lm() = default;
+seq2seq_lm::~seq2seq_lm() = default;
+
+const head_screen* seq2seq_lm::screen() const {
+    if (!screen_made_) {
+        screen_made_ = true;
+        try {
+            screen_ = head_screen::make(output_layer());
+        } catch (const std::bad_alloc&) {  // no room for the copy: the full layer
+        }
+    }
+    return screen_.get();
 }
 
 }  // namespace wf

@@ -135,9 +135,12 @@ struct seq2seq_state {
 // row width and capacity, and none has decoded.
 seq2seq_state join_sources(std::vector<seq2seq_state>&& parts, int64_t per_source = 1);
 
+class head_screen;
+
 class seq2seq_lm {
 public:
-    virtual ~seq2seq_lm() = default;
+    seq2seq_lm();  // out of line, with the destructor: head_screen is complete there
+    virtual ~seq2seq_lm();
     // Runs the encoder over one source sequence (the trace gets its self-attention and hidden states) and returns a
     // state for n_seq target sequences of up to `capacity` positions (≤ n_ctx). Errors name the bad id or length.
     virtual seq2seq_state encode_source(std::span<const int32_t> source, int64_t capacity, int64_t n_seq = 1, forward_trace* trace = nullptr,
@@ -148,6 +151,18 @@ public:
     // On cancel or error the cache is left as before the call.
     virtual std::span<const float> decode(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits = false, forward_trace* trace = nullptr,
                                           const cancel_fn* cancel = nullptr) const = 0;
+    // decode up to the output layer: (n_seq, E), each sequence's last token as the output layer takes it
+    // (logits = x·Wᵀ + b, output_layer()), for a caller that computes only some of the logits.
+    virtual std::span<const float> decode_hidden(seq2seq_state& s, std::span<const int32_t> ids, const cancel_fn* cancel = nullptr) const = 0;
+    virtual linear output_layer() const = 0;
+    // The screen of the output layer for greedy steps (nn/head-screen.h), made on the first call: the one state a model
+    // adds after it is built (a quarter of the layer's f32 bytes, kept while the model is), so the first call must not
+    // race another (the engine calls a model from one thread at a time). Null where none is made.
+    const head_screen* screen() const;
+
+private:
+    mutable bool screen_made_ = false;
+    mutable std::unique_ptr<head_screen> screen_;
 };
 
 class model {

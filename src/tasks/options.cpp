@@ -250,6 +250,7 @@ seq2seq_params parse_seq2seq_options(const json& o, const seq2seq_params& defaul
     r.on("top_p", [&](const json& v) { s.top_p = r.number("top_p", v); });
     r.on("seed", [&](const json& v) { s.seed = uint64_t(r.integer("seed", v, 0, std::numeric_limits<int64_t>::max())); });
     r.on("output_attentions", [&](const json& v) { p.output_attentions = r.boolean("output_attentions", v); });
+    r.on("output_scores", [&](const json& v) { p.output_scores = r.boolean("output_scores", v); });
     r.on("skip_special_tokens", [&](const json& v) { p.skip_special_tokens = r.boolean("skip_special_tokens", v); });
     r.finish();
     validate(s);

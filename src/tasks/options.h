@@ -47,6 +47,9 @@ struct seq2seq_params {
     sampling_params sampling;            // do_sample (num_beams 1 only), temperature, top_k, top_p, seed
     int32_t decoder_start_token_id = -1, eos_token_id = -1, pad_token_id = -1;
     bool output_attentions = false;      // each generated token's cross-attention over the source
+    // greedy and sampling: the hypothesis's score, sum(log p) (beam search always scores). Without it a greedy step
+    // computes only the logits it must (nn/head-screen.h), which gives no log-probability.
+    bool output_scores = false;
     bool skip_special_tokens = true;
 };
 

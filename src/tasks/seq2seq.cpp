@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "kernels/kernels.h"
+#include "nn/head-screen.h"
 #include "tasks/sampling.h"
 
 namespace wf {
@@ -15,8 +16,8 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kLarge = 1e9f;  // Hugging Face's beam search pushes excluded candidates down by this much
 
 // Hugging Face's logits processors on one sequence's scores, in its order. seq: the decoder ids so far (start token
-// first); max_length counts the start token.
-void process(const seq2seq_params& p, std::span<const int32_t> seq, std::span<float> scores, int64_t max_length) {
+// first); max_length counts the start token. renormalize = false: only the ones that exclude tokens (for an arg-max).
+void process(const seq2seq_params& p, std::span<const int32_t> seq, std::span<float> scores, int64_t max_length, bool renormalize = true) {
     const int64_t cur = int64_t(seq.size()), n = p.no_repeat_ngram_size, V = int64_t(scores.size());
     if (n > 0 && cur + 1 >= n)  // a token that would repeat an n-gram already in the sequence
         for (int64_t i = 0; i + n <= cur; ++i)
@@ -34,7 +35,7 @@ void process(const seq2seq_params& p, std::span<const int32_t> seq, std::span<fl
         std::fill(scores.begin(), scores.end(), -kInf);
         scores[size_t(p.forced_eos_token_id)] = 0.0f;
     }
-    if (p.renormalize_logits) {
+    if (p.renormalize_logits && renormalize) {
         const float lse = float(log_sum_exp(scores));
         for (float& s : scores) s -= lse;
     }
@@ -101,21 +102,44 @@ bool side_by_side(const seq2seq_params& p) { return !p.sampling.do_sample && !p.
 
 // h's next token from the decoder's logits for it: Hugging Face's processors, then `pick` (sampling) or the first of
 // the largest (greedy); appended with its log-probability under the unprocessed logits, finish_reason set.
+// h's next token `id` (greedy's, sampling's): appended, finish_reason set.
+void append(const seq2seq_params& p, seq2seq_hypothesis& h, int32_t id) {
+    if (id < 0) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
+    h.ids.push_back(id);
+    h.finish_reason = id == p.eos_token_id ? "eos" : "length";
+}
+
 int32_t choose_next(const seq2seq_params& p, seq2seq_hypothesis& h, std::span<const float> logits, std::vector<float>& scores,
                     int64_t max_length, sampler* pick) {
     scores.assign(logits.begin(), logits.end());
     process(p, h.ids, scores, max_length);
-    int32_t id;
-    if (pick) {
-        id = pick->pick(scores);
-    } else {
-        id = int32_t(argmax(scores.data(), int64_t(scores.size())));  // the first of the largest, NaN as −inf
-        if (id < 0) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
-    }
-    h.score += log_prob(logits, id);
-    h.ids.push_back(id);
-    h.finish_reason = id == p.eos_token_id ? "eos" : "length";
+    // the first of the largest, NaN as −inf
+    const int32_t id = pick ? pick->pick(scores) : int32_t(argmax(scores.data(), int64_t(scores.size())));
+    if (id >= 0) h.score += log_prob(logits, id);
+    append(p, h, id);
     return id;
+}
+
+// The output layer's screen where greedy steps take it: no sampling, no score or cross-attention asked for, and a
+// model whose output layer has one (nn/head-screen.h).
+const head_screen* screen_for(const seq2seq_lm& lm, const seq2seq_params& p) {
+    return p.sampling.do_sample || p.output_scores || p.output_attentions ? nullptr : lm.screen();
+}
+
+// The greedy choices for the rows x (n, E) of the decoder's output (decode_hidden) over the screened output layer:
+// the tokens the full logits choose, without a score. hs[i]: row i's hypothesis.
+void choose_screened(const head_screen& sc, const seq2seq_params& p, std::span<seq2seq_hypothesis* const> hs, std::span<const float> x,
+                     int64_t max_length, seq2seq_state& st, std::vector<float>& scores) {
+    const int64_t n = int64_t(hs.size()), E = int64_t(x.size()) / n, V = sc.copy().n_rows;
+    sc.approximate(x.data(), n, st.logits);
+    scores.resize(size_t(V));
+    for (int64_t i = 0; i < n; ++i) {
+        const std::span<float> a(st.logits.data() + i * V, size_t(V));
+        process(p, hs[size_t(i)]->ids, a, max_length, false);
+        sc.exact(x.data() + i * E, n, a, scores);
+        process(p, hs[size_t(i)]->ids, scores, max_length, false);
+        append(p, *hs[size_t(i)], int32_t(argmax(scores.data(), V)));
+    }
 }
 
 }  // namespace
@@ -137,6 +161,11 @@ bool greedy_step(const seq2seq_lm& lm, seq2seq_state& st, seq2seq_session::greed
     seq2seq_hypothesis& h = g.h;
     if (int64_t(h.ids.size()) >= max_length || (h.ids.size() > 1 && h.ids.back() == p.eos_token_id)) return false;
     check_cancel(cancel);
+    if (const head_screen* sc = screen_for(lm, p)) {
+        seq2seq_hypothesis* const row[1] = {&h};
+        choose_screened(*sc, p, row, lm.decode_hidden(st, std::span<const int32_t>(&h.ids.back(), 1), cancel), max_length, st, g.scores);
+        return true;
+    }
     g.trace.want_cross = p.output_attentions;
     g.trace.cross_attention.clear();
     const std::span<const float> logits = lm.decode(st, std::span<const int32_t>(&h.ids.back(), 1), false, p.output_attentions ? &g.trace : nullptr, cancel);
@@ -325,15 +354,23 @@ std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams
     std::vector<int32_t> live(n), step;  // live[r]: the source of the batch's row r
     std::iota(live.begin(), live.end(), 0);
     std::vector<float> scores;
+    std::vector<seq2seq_hypothesis*> rows;
+    const head_screen* sc = screen_for(lm, p);
     while (!live.empty()) {
         check_cancel(cancel);
         step.clear();
-        for (int32_t i : live) step.push_back(hs[size_t(i)].ids.back());
-        const std::span<const float> logits = lm.decode(st, step, false, nullptr, cancel);
+        rows.clear();
+        for (int32_t i : live) step.push_back(hs[size_t(i)].ids.back()), rows.push_back(&hs[size_t(i)]);
+        if (sc) {
+            choose_screened(*sc, p, rows, lm.decode_hidden(st, step, cancel), max_length, st, scores);
+        } else {
+            const std::span<const float> logits = lm.decode(st, step, false, nullptr, cancel);
+            for (size_t r = 0; r < live.size(); ++r) choose_next(p, *rows[r], logits.subspan(r * size_t(V), size_t(V)), scores, max_length, nullptr);
+        }
         std::vector<int32_t> keep_rows, keep_live;
         for (size_t r = 0; r < live.size(); ++r) {
-            seq2seq_hypothesis& h = hs[size_t(live[r])];
-            const int32_t id = choose_next(p, h, logits.subspan(r * size_t(V), size_t(V)), scores, max_length, nullptr);
+            const seq2seq_hypothesis& h = *rows[r];
+            const int32_t id = h.ids.back();
             if (id != p.eos_token_id && int64_t(h.ids.size()) < max_length) keep_rows.push_back(int32_t(r)), keep_live.push_back(live[r]);
         }
         if (keep_rows.size() < live.size() && !keep_rows.empty()) {  // drop the rows that ended
@@ -469,7 +506,8 @@ json seq2seq_hypothesis_json(const pipeline_model& pm, const std::string& task, 
     const std::vector<int32_t> generated(h.ids.begin() + 1, h.ids.end());
     const char* key = task == "translation" ? "translation_text" : task == "summarization" ? "summary_text" : "generated_text";
     json r = {{key, tok.decode(generated, p.skip_special_tokens)},
-              {"score", h.score}, {"finish_reason", h.finish_reason}, {"token_ids", generated}};
+              {"finish_reason", h.finish_reason}, {"token_ids", generated}};
+    if (p.num_beams > 1 || p.output_scores) r["score"] = h.score;
     if (p.output_attentions) {
         const int64_t L = pm.hp().n_dec_layer, H = pm.hp().n_dec_head, S = int64_t(source.size());
         json src = json::array(), tgt = json::array(), weights = json::array();

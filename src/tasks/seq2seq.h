@@ -2,7 +2,8 @@
 // runs once; the decoder starts from decoder_start_token_id and continues with its KV cache, the cross-attention's
 // keys and values computed once per source. Greedy (arg-max), sampling, or beam search (num_beams, length_penalty,
 // early_stopping, num_return_sequences), after the logits processors in Hugging Face's order: no_repeat_ngram_size,
-// bad_words_ids, forced_eos_token_id, then renormalize_logits.
+// bad_words_ids, forced_eos_token_id, then renormalize_logits. A greedy step that returns no score (output_scores
+// false, no cross-attention asked for) computes in full only the logits that can be the largest: nn/head-screen.h.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +22,8 @@ namespace wf {
 struct seq2seq_hypothesis {
     std::vector<int32_t> ids;  // the decoder start token first, then the generated tokens (EOS last when it ended there)
     // beam search: Hugging Face's sequences_scores, sum(log p) / generated_length^length_penalty (the length counts
-    // EOS, not the start token); greedy and sampling: sum(log p) of the chosen tokens under the unprocessed logits
+    // EOS, not the start token); greedy and sampling with output_scores: sum(log p) of the chosen tokens under the
+    // unprocessed logits (without it, a greedy step that screens the output layer computes none: 0)
     double score = 0;
     std::string finish_reason;  // "eos" or "length"
     // with output_attentions: per generated token (ids[1…]) the cross-attention of the decoder position that chose
@@ -76,7 +78,7 @@ private:
 };
 
 // translation / text2text-generation / summarization on {"texts": [...]}: {"results": [per text: [per returned
-// sequence: { translation_text | generated_text | summary_text, score, finish_reason, token_ids (after the start token), and with
+// sequence: { translation_text | generated_text | summary_text, score (beam search, output_scores), finish_reason, token_ids (after the start token), and with
 // output_attentions: cross_attentions: {source_tokens, target_tokens, layers, heads, weights[token][layer][head][source]}
 // }]]}. Options: parse_seq2seq_options over the model's defaults.
 // One hypothesis as run_seq2seq_task writes it.

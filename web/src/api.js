@@ -450,11 +450,13 @@ export class Model extends Handle {
   }
 
   // translation (an encoder–decoder: Marian, opus-mt folders) → per text, its num_return_sequences best hypotheses,
-  // best first: { translation_text, score, finish_reason, token_ids, cross_attentions? }. Options: max_new_tokens,
+  // best first: { translation_text, score?, finish_reason, token_ids, cross_attentions? }. Options: max_new_tokens,
   // num_beams, num_return_sequences, length_penalty, early_stopping (true, false, 'never'), no_repeat_ngram_size,
   // bad_words_ids, renormalize_logits, do_sample (num_beams 1), temperature, top_k, top_p, seed, skip_special_tokens,
-  // output_attentions (each generated token's cross-attention over the source: { source_tokens, target_tokens, layers,
-  // heads, weights[token][layer][head][source] }). The model's generation_config.json gives the defaults.
+  // output_scores (greedy and sampling: the score, sum(log p); beam search always scores; greedy without it computes
+  // only the logits its choice needs), output_attentions (each generated token's cross-attention over the source:
+  // { source_tokens, target_tokens, layers, heads, weights[token][layer][head][source] }). The model's
+  // generation_config.json gives the defaults.
   async translate(texts, opts) {
     return (await this._run('translation', { texts: textList(texts, 'translation') }, opts)).results;
   }

@@ -286,6 +286,9 @@ export interface Seq2SeqOptions {
   skip_special_tokens?: boolean;
   /** Each generated token's cross-attention over the source tokens. */
   output_attentions?: boolean;
+  /** Greedy and sampling: give each hypothesis its score, sum(log p) (beam search always does). Without it a greedy
+   *  step computes only the logits its choice needs (the same tokens). */
+  output_scores?: boolean;
   signal?: AbortSignal;
 }
 export interface CrossAttentions {
@@ -300,8 +303,8 @@ export interface Seq2SeqHypothesis {
   translation_text?: string;
   generated_text?: string;
   summary_text?: string;
-  /** Beam search: sum(log p) / length^length_penalty; greedy: sum(log p). */
-  score: number;
+  /** Beam search: sum(log p) / length^length_penalty; greedy and sampling, with output_scores: sum(log p). */
+  score?: number;
   finish_reason: 'eos' | 'length';
   token_ids: number[];
   cross_attentions?: CrossAttentions;

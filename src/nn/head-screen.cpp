@@ -1,0 +1,117 @@
+#include "nn/head-screen.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/kernels.h"
+#include "nn/ops.h"
+
+namespace wf {
+namespace {
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr double kU = 1.0 / (1 << 24);  // f32's unit roundoff
+constexpr double kUp = 1 + 1.0 / (1 << 20);  // a norm computed in double, rounded up to a float with room
+}  // namespace
+
+std::unique_ptr<head_screen> head_screen::make(const linear& head) {
+    const matrix_view& W = head.w;
+    const int64_t V = W.n_rows, K = W.n_cols, nb = K / q8_block;
+    if ((W.type != dtype::f32 && W.type != dtype::f16 && W.type != dtype::bf16) || K % q8_block != 0 || V < min_rows) return nullptr;
+    std::unique_ptr<head_screen> s(new head_screen(head));
+    const int64_t row = nb * int64_t(sizeof(block_q8_0));
+    s->data_.reset(new uint8_t[size_t(V * row)]);
+    s->err_.resize(size_t(V));
+    s->norm_.resize(size_t(V));
+    std::vector<float> w(static_cast<size_t>(K));
+    for (int64_t r = 0; r < V; ++r) {
+        dequantize_row(W, r, w.data());
+        auto* blocks = reinterpret_cast<block_q8_0*>(s->data_.get() + r * row);
+        quantize_q8_0(w.data(), K, blocks);
+        double err = 0, norm = 0;
+        for (int64_t b = 0; b < nb; ++b) {
+            const double d = f16_to_f32(blocks[b].d);
+            for (int64_t j = 0; j < q8_block; ++j) {
+                const double v = w[size_t(b * q8_block + j)], q = d * blocks[b].q[j];
+                if (!std::isfinite(v)) return nullptr;
+                err += (v - q) * (v - q);
+                norm += q * q;
+            }
+        }
+        s->err_[size_t(r)] = float(std::sqrt(err) * kUp);
+        s->norm_[size_t(r)] = float(std::sqrt(norm) * kUp);
+        s->norm_all_ = std::max(s->norm_all_, s->norm_[size_t(r)]);
+    }
+    s->q_ = {dtype::q8_0, V, K, s->data_.get()};
+    if (group_rows_pays(dtype::q8_0)) s->q_.grouped = group_rows(dtype::q8_0, s->data_.get(), V, K);
+    return s;
+}
+
+int64_t head_screen::bytes() const { return q_.n_rows * row_bytes(q_.type, q_.n_cols) + int64_t(err_.size() + norm_.size()) * 4; }
+
+// ‖x‖ and ‖x − x̂‖ for x̂ as the approximate product quantizes x for `rows` rows at once (q8_0, or 7 bits where
+// matmul takes its relaxed-SIMD tile), then the bound's coefficients. By Cauchy–Schwarz,
+//   |w·x − ŵ·x̂| = |(w − ŵ)·x + ŵ·(x − x̂)| ≤ ‖w − ŵ‖·‖x‖ + ‖ŵ‖·‖x − x̂‖,
+// and each dot product's rounding is at most γ_n·Σ|w||x| ≤ γ_n·‖w‖·‖x‖ for n ≤ K + 8 roundings in a chain, whatever
+// their order (the full layer's f32 tile; the q8_0 GEMV's per-block scaling and sums), ‖w‖ ≤ ‖ŵ‖ + ‖w − ŵ‖ and
+// ‖x̂‖ ≤ ‖x‖ + ‖x − x̂‖; 2⁻¹⁰ of room covers bound()'s own float steps. Activations whose products could overflow
+// count as not finite (the full layer takes them).
+head_screen::activations head_screen::measure(const float* x, int64_t rows) const {
+    const int64_t K = q_.n_cols, nb = K / q8_block;
+    activations m;
+    double norm = 0, err = 0;
+    for (int64_t k = 0; k < K; ++k) {
+        m.finite = m.finite && std::isfinite(x[k]);
+        norm += double(x[k]) * x[k];
+    }
+    if (!m.finite) return m;
+    const bool q7 = matmul_takes_q7(dtype::q8_0, rows);
+    for (int64_t b = 0; b < nb; ++b) {  // block by block, as the product's quantizer does it
+        const float* xb = x + b * q8_block;
+        block_q8_0 blk;
+        float d = 0;
+        if (q7) quantize_q7(xb, q8_block, blk.q, &d);
+        else quantize_q8_0(xb, q8_block, &blk), d = f16_to_f32(blk.d);
+        for (int64_t j = 0; j < q8_block; ++j) err += (xb[j] - double(d) * blk.q[j]) * (xb[j] - double(d) * blk.q[j]);
+    }
+    norm = std::sqrt(norm) * kUp, err = std::sqrt(err) * kUp;
+    m.finite = double(norm_all_) * (2 * norm + err) < 1e36;
+    const double n = double(K + 8), gamma = n * kU / (1 - n * kU), room = 1 + 1.0 / 1024;
+    m.alpha = float(norm * (1 + gamma) * room);
+    m.beta = float((err + gamma * (2 * norm + err)) * room);
+    return m;
+}
+
+void head_screen::approximate(const float* x, int64_t n, std::vector<float>& work) const {
+    if (work.size() < size_t(n * q_.n_rows)) work.resize(size_t(n * q_.n_rows));
+    apply(linear{q_, head_.b}, x, n, work.data());
+}
+
+void head_screen::exact(const float* x, int64_t rows, std::span<const float> a, std::span<float> s) const {
+    const int64_t V = q_.n_rows, K = q_.n_cols;
+    const activations m = measure(x, rows);
+    candidates_ = V;
+    if (m.finite) {
+        // the best lower bound; the rows whose upper bound reaches it, counted
+        float best = -kInf;
+        for (int64_t r = 0; r < V; ++r) {
+            const float e = bound(r, m, a[size_t(r)]);
+            best = std::max(best, a[size_t(r)] - e);
+            s[size_t(r)] = a[size_t(r)] + e;  // the upper bound, for the pass below
+        }
+        int64_t n = 0;
+        for (int64_t r = 0; r < V; ++r) n += s[size_t(r)] >= best;
+        if (n <= V / 16) {
+            for (int64_t r = 0; r < V; ++r) {
+                const bool in = s[size_t(r)] >= best;
+                s[size_t(r)] = -kInf;
+                if (in) matmul(x, 1, K, head_.w, head_.b, s.data(), V, r, r + 1);
+            }
+            candidates_ = n;
+            return;
+        }
+    }
+    apply(head_, x, 1, s.data());
+}
+
+}  // namespace wf
