@@ -26,6 +26,7 @@ const fixture& marian(const std::string& name) {
         // the fixtures' output layers (224–244 rows) are screened for greedy steps as a real model's 58 101 are
         // (nn/head-screen.h), where their width allows it (a multiple of 32: marian-tiny, t5-tiny)
         wf::head_screen::min_rows = 1;
+        wf::head_screen::steps_before = 0;
         auto files = wft::read_dir(wft::data_path("fixtures/" + name));
         const auto bytes = wft::read_file(wft::data_path("fixtures/" + name + "/expected.json"));
         files->remove("expected.json");
@@ -230,6 +231,19 @@ TEST_CASE("Greedy steps without scores screen the output layer: the full logits'
             ++compared;
         }
         CHECK(compared >= 3);
+    }
+    // a fresh model makes its screen after head_screen::steps_before greedy steps in full, and keeps it
+    {
+        auto files = wft::read_dir(wft::data_path("fixtures/marian-tiny"));
+        files->remove("expected.json");
+        const wf::pipeline_model fresh = wf::load_pipeline_model(files);
+        const wf::seq2seq_lm& lm = *fresh.m().as_seq2seq_lm();
+        wf::head_screen::steps_before = 3;
+        for (int i = 0; i < 3; ++i) CHECK_FALSE(lm.screen());
+        const wf::head_screen* made = lm.screen();
+        wf::head_screen::steps_before = 0;
+        CHECK(made);
+        CHECK(lm.screen() == made);
     }
     // the task's results: a score for beam search, and for greedy with output_scores only
     const fixture& f = marian("marian-tiny");

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "kernels/kernels.h"
+#include "kernels/parallel.h"
 #include "nn/ops.h"
 
 namespace wf {
@@ -12,6 +13,7 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr double kU = 1.0 / (1 << 24);  // f32's unit roundoff
 constexpr double kUp = 1 + 1.0 / (1 << 20);  // a norm computed in double, rounded up to a float with room
+constexpr double kUpBlock = 1 + 1.0 / (1 << 16);  // a sum of 32 squares in f32: at most 34u relative below the exact one
 }  // namespace
 
 std::unique_ptr<head_screen> head_screen::make(const linear& head) {
@@ -23,23 +25,33 @@ std::unique_ptr<head_screen> head_screen::make(const linear& head) {
     s->data_.reset(new uint8_t[size_t(V * row)]);
     s->err_.resize(size_t(V));
     s->norm_.resize(size_t(V));
-    std::vector<float> w(static_cast<size_t>(K));
-    for (int64_t r = 0; r < V; ++r) {
-        dequantize_row(W, r, w.data());
-        auto* blocks = reinterpret_cast<block_q8_0*>(s->data_.get() + r * row);
-        quantize_q8_0(w.data(), K, blocks);
-        double err = 0, norm = 0;
-        for (int64_t b = 0; b < nb; ++b) {
-            const double d = f16_to_f32(blocks[b].d);
-            for (int64_t j = 0; j < q8_block; ++j) {
-                const double v = w[size_t(b * q8_block + j)], q = d * blocks[b].q[j];
-                if (!std::isfinite(v)) return nullptr;
-                err += (v - q) * (v - q);
-                norm += q * q;
+    // per row: the copy, ‖w − ŵ‖ (float per block of 32: within 34 units of rounding, covered by kUpBlock) and ‖ŵ‖
+    // (d²·Σq², Σq² in integers); split across the engine's threads. A weight that is not finite makes ‖w − ŵ‖ so.
+    parallel_for(V, 64, [&](int64_t r0, int64_t r1) {
+        std::vector<float> w(static_cast<size_t>(K));
+        for (int64_t r = r0; r < r1; ++r) {
+            dequantize_row(W, r, w.data());
+            auto* blocks = reinterpret_cast<block_q8_0*>(s->data_.get() + r * row);
+            quantize_q8_0(w.data(), K, blocks);
+            double err = 0, norm = 0;
+            for (int64_t b = 0; b < nb; ++b) {
+                const float d = f16_to_f32(blocks[b].d);
+                float e = 0;
+                int32_t qq = 0;
+                for (int64_t j = 0; j < q8_block; ++j) {
+                    const float v = w[size_t(b * q8_block + j)] - d * float(blocks[b].q[j]);  // d·q is exact in f32
+                    e += v * v;
+                    qq += int32_t(blocks[b].q[j]) * blocks[b].q[j];
+                }
+                err += e;
+                norm += double(d) * d * qq;
             }
+            s->err_[size_t(r)] = float(std::sqrt(err * kUpBlock) * kUp);
+            s->norm_[size_t(r)] = float(std::sqrt(norm) * kUp);
         }
-        s->err_[size_t(r)] = float(std::sqrt(err) * kUp);
-        s->norm_[size_t(r)] = float(std::sqrt(norm) * kUp);
+    });
+    for (int64_t r = 0; r < V; ++r) {
+        if (!std::isfinite(s->err_[size_t(r)])) return nullptr;
         s->norm_all_ = std::max(s->norm_all_, s->norm_[size_t(r)]);
     }
     s->q_ = {dtype::q8_0, V, K, s->data_.get()};

@@ -18,8 +18,8 @@ seq2seq_lm::seq2seq_lm() = default;
 seq2seq_lm::~seq2seq_lm() = default;
 
 const head_screen* seq2seq_lm::screen() const {
-    if (!screen_made_) {
-        screen_made_ = true;
+    if (unscreened_steps_ >= 0 && unscreened_steps_++ >= head_screen::steps_before) {
+        unscreened_steps_ = -1;
         try {
             screen_ = head_screen::make(output_layer());
         } catch (const std::bad_alloc&) {  // no room for the copy: the full layer

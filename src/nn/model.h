@@ -155,13 +155,15 @@ public:
     // (logits = x·Wᵀ + b, output_layer()), for a caller that computes only some of the logits.
     virtual std::span<const float> decode_hidden(seq2seq_state& s, std::span<const int32_t> ids, const cancel_fn* cancel = nullptr) const = 0;
     virtual linear output_layer() const = 0;
-    // The screen of the output layer for greedy steps (nn/head-screen.h), made on the first call: the one state a model
-    // adds after it is built (a quarter of the layer's f32 bytes, kept while the model is), so the first call must not
-    // race another (the engine calls a model from one thread at a time). Null where none is made.
+    // The screen of the output layer for a greedy step (nn/head-screen.h), or null: none yet, or none for this layer.
+    // Made once the model has run head_screen::steps_before greedy steps in full (a ski rental: making it costs about
+    // as much as it then saves over that many steps, so a short job never pays for it and a long one pays at most
+    // twice the least it could). The one state a model adds after it is built (a quarter of the layer's f32 bytes,
+    // kept while the model is), so calls must not race (the engine calls a model from one thread at a time).
     const head_screen* screen() const;
 
 private:
-    mutable bool screen_made_ = false;
+    mutable int64_t unscreened_steps_ = 0;  // −1 once the screen was made (or found impossible)
     mutable std::unique_ptr<head_screen> screen_;
 };
 

@@ -355,13 +355,12 @@ std::vector<seq2seq_hypothesis> greedy_batch(const seq2seq_lm& lm, const hparams
     std::iota(live.begin(), live.end(), 0);
     std::vector<float> scores;
     std::vector<seq2seq_hypothesis*> rows;
-    const head_screen* sc = screen_for(lm, p);
     while (!live.empty()) {
         check_cancel(cancel);
         step.clear();
         rows.clear();
         for (int32_t i : live) step.push_back(hs[size_t(i)].ids.back()), rows.push_back(&hs[size_t(i)]);
-        if (sc) {
+        if (const head_screen* sc = screen_for(lm, p)) {
             choose_screened(*sc, p, rows, lm.decode_hidden(st, step, cancel), max_length, st, scores);
         } else {
             const std::span<const float> logits = lm.decode(st, step, false, nullptr, cancel);
