@@ -100,8 +100,6 @@ void check_beams(const seq2seq_params& p) {
 // The settings under which several sources are decoded side by side (greedy_batch, beam_batch).
 bool side_by_side(const seq2seq_params& p) { return !p.sampling.do_sample && !p.output_attentions; }
 
-// h's next token from the decoder's logits for it: Hugging Face's processors, then `pick` (sampling) or the first of
-// the largest (greedy); appended with its log-probability under the unprocessed logits, finish_reason set.
 // h's next token `id` (greedy's, sampling's): appended, finish_reason set.
 void append(const seq2seq_params& p, seq2seq_hypothesis& h, int32_t id) {
     if (id < 0) throw error("generation: every token is excluded at step " + std::to_string(h.ids.size()));
@@ -109,6 +107,8 @@ void append(const seq2seq_params& p, seq2seq_hypothesis& h, int32_t id) {
     h.finish_reason = id == p.eos_token_id ? "eos" : "length";
 }
 
+// h's next token from the decoder's logits for it: Hugging Face's processors, then `pick` (sampling) or the first of
+// the largest (greedy); appended with its log-probability under the unprocessed logits, finish_reason set.
 int32_t choose_next(const seq2seq_params& p, seq2seq_hypothesis& h, std::span<const float> logits, std::vector<float>& scores,
                     int64_t max_length, sampler* pick) {
     scores.assign(logits.begin(), logits.end());
