@@ -251,8 +251,10 @@ TEST_CASE("Greedy steps without scores screen the output layer: the full logits'
     for (const wf::json& o : {wf::json{{"num_beams", 1}}, wf::json{{"num_beams", 1}, {"output_scores", true}}, wf::json{{"num_beams", 2}}}) {
         INFO(o.dump());
         const bool scored = o.value("output_scores", false) || o["num_beams"] != 1;
-        for (const bool together : {true, false})
-            for (const auto& list : wf::run_seq2seq_task(f.pm, "translation", texts, o, nullptr, together)["results"]) CHECK(list[0].contains("score") == scored);
+        for (const bool together : {true, false}) {
+            const wf::json r = wf::run_seq2seq_task(f.pm, "translation", texts, o, nullptr, together);
+            for (const auto& list : r["results"]) CHECK(list[0].contains("score") == scored);
+        }
     }
 }
 
