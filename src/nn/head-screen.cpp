@@ -61,14 +61,14 @@ std::unique_ptr<head_screen> head_screen::make(const linear& head) {
 
 int64_t head_screen::bytes() const { return q_.n_rows * row_bytes(q_.type, q_.n_cols) + int64_t(err_.size() + norm_.size()) * 4; }
 
-// ‖x‖ and ‖x − x̂‖ for x̂ as the approximate product quantizes x for `rows` rows at once (q8_0, or 7 bits where
-// matmul takes its relaxed-SIMD tile), then the bound's coefficients. By Cauchy–Schwarz,
+// ‖x‖ and ‖x − x̂‖ for x̂ as the approximate product quantizes x (q8_0: approximate() never lets matmul take its
+// relaxed-SIMD tile, whose 7-bit activations left most rows in on heavy-tailed ones), then the bound's coefficients. By Cauchy–Schwarz,
 //   |w·x − ŵ·x̂| = |(w − ŵ)·x + ŵ·(x − x̂)| ≤ ‖w − ŵ‖·‖x‖ + ‖ŵ‖·‖x − x̂‖,
 // and each dot product's rounding is at most γ_n·Σ|w||x| ≤ γ_n·‖w‖·‖x‖ for n ≤ K + 8 roundings in a chain, whatever
 // their order (the full layer's f32 tile; the q8_0 GEMV's per-block scaling and sums), ‖w‖ ≤ ‖ŵ‖ + ‖w − ŵ‖ and
 // ‖x̂‖ ≤ ‖x‖ + ‖x − x̂‖; 2⁻¹⁰ of room covers bound()'s own float steps. Activations whose products could overflow
 // count as not finite (the full layer takes them).
-head_screen::activations head_screen::measure(const float* x, int64_t rows) const {
+head_screen::activations head_screen::measure(const float* x) const {
     const int64_t K = q_.n_cols, nb = K / q8_block;
     activations m;
     double norm = 0, err = 0;
@@ -77,14 +77,12 @@ head_screen::activations head_screen::measure(const float* x, int64_t rows) cons
         norm += double(x[k]) * x[k];
     }
     if (!m.finite) return m;
-    const bool q7 = matmul_takes_q7(dtype::q8_0, rows);
     for (int64_t b = 0; b < nb; ++b) {  // block by block, as the product's quantizer does it
         const float* xb = x + b * q8_block;
         block_q8_0 blk;
-        float d = 0;
-        if (q7) quantize_q7(xb, q8_block, blk.q, &d);
-        else quantize_q8_0(xb, q8_block, &blk), d = f16_to_f32(blk.d);
-        for (int64_t j = 0; j < q8_block; ++j) err += (xb[j] - double(d) * blk.q[j]) * (xb[j] - double(d) * blk.q[j]);
+        quantize_q8_0(xb, q8_block, &blk);
+        const double d = f16_to_f32(blk.d);
+        for (int64_t j = 0; j < q8_block; ++j) err += (xb[j] - d * blk.q[j]) * (xb[j] - d * blk.q[j]);
     }
     norm = std::sqrt(norm) * kUp, err = std::sqrt(err) * kUp;
     m.finite = double(norm_all_) * (2 * norm + err) < 1e36;
@@ -95,13 +93,16 @@ head_screen::activations head_screen::measure(const float* x, int64_t rows) cons
 }
 
 void head_screen::approximate(const float* x, int64_t n, std::vector<float>& work) const {
-    if (work.size() < size_t(n * q_.n_rows)) work.resize(size_t(n * q_.n_rows));
-    apply(linear{q_, head_.b}, x, n, work.data());
+    const int64_t V = q_.n_rows, K = q_.n_cols;
+    if (work.size() < size_t(n * V)) work.resize(size_t(n * V));
+    // rows in parts that keep x in q8_0 (below the relaxed tile's 16 rows), each a read of the copy
+    const int64_t part = matmul_takes_q7(dtype::q8_0, n) ? 15 : n;
+    for (int64_t i = 0; i < n; i += part) apply(linear{q_, head_.b}, x + i * K, std::min(part, n - i), work.data() + i * V);
 }
 
-void head_screen::exact(const float* x, int64_t rows, std::span<const float> a, std::span<float> s) const {
+void head_screen::exact(const float* x, std::span<const float> a, std::span<float> s) const {
     const int64_t V = q_.n_rows, K = q_.n_cols;
-    const activations m = measure(x, rows);
+    const activations m = measure(x);
     candidates_ = V;
     if (m.finite) {
         // the best lower bound; the rows whose upper bound reaches it, counted

@@ -44,20 +44,19 @@ public:
     // Every logit of n rows of x (n, K), approximately: work ← (n, V) from the q8_0 copy, one read of it for all rows
     // (work grows once).
     void approximate(const float* x, int64_t n, std::vector<float>& work) const;
-    // Row x (one of the `rows` rows approximate() took) and a: its approximate logits after the logits processors
+    // Row x (one of the rows approximate() took) and a: its approximate logits after the logits processors
     // that exclude tokens (−inf). scores ← the full layer's logits of every row that can hold the maximum — all rows
     // where the bounds do not rule out 15/16 of them or x is not all finite — and −inf elsewhere. The processors run
     // again on scores and its arg-max is the full logits' (−1 where every token is excluded).
-    void exact(const float* x, int64_t rows, std::span<const float> a, std::span<float> scores) const;
+    void exact(const float* x, std::span<const float> a, std::span<float> scores) const;
 
     // One row of activations as the bounds take it: finite (else the full layer), and the coefficients of the bound
-    // |l_r − a_r| ≤ ‖w_r − ŵ_r‖·alpha + ‖ŵ_r‖·beta + c·|a_r| (head-screen.cpp: measure). rows: how many rows of x the
-    // approximate product takes at once (which decides how it quantizes them).
+    // |l_r − a_r| ≤ ‖w_r − ŵ_r‖·alpha + ‖ŵ_r‖·beta + c·|a_r| (head-screen.cpp: measure).
     struct activations {
         bool finite = true;
         float alpha = 0, beta = 0;
     };
-    activations measure(const float* x, int64_t rows) const;
+    activations measure(const float* x) const;
     float bound(int64_t r, const activations& m, float approx) const {
         return err_[size_t(r)] * m.alpha + norm_[size_t(r)] * m.beta + kRound * std::fabs(approx);
     }
