@@ -130,19 +130,11 @@ public:
         return st;
     }
 
-    std::span<const float> decode(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits, forward_trace* trace,
-                                  const cancel_fn* cancel) const override {
-        return run(s, ids, all_logits, false, trace, cancel);
-    }
-    std::span<const float> decode_hidden(seq2seq_state& s, std::span<const int32_t> ids, const cancel_fn* cancel) const override {
-        return run(s, ids, false, true, nullptr, cancel);
-    }
     linear output_layer() const override { return {lm_head_, final_bias_}; }
 
 private:
-    // decode, and with `hidden` each sequence's last row before the output layer instead of its logits
-    std::span<const float> run(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits, bool hidden, forward_trace* trace,
-                               const cancel_fn* cancel) const {
+    std::span<const float> run_decoder(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits, bool hidden, forward_trace* trace,
+                                       const cancel_fn* cancel) const override {
         kv_cache& c = s.self;
         const int64_t B = c.n_seq(), N = int64_t(ids.size()), T = B > 0 ? N / B : 0, p0 = c.n_past, S = s.n_source();
         const int64_t E = hp_.n_embd, F = hp_.n_dec_ff, H = hp_.n_dec_head, D = E / H, V = hp_.n_vocab;

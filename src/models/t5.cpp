@@ -150,19 +150,11 @@ public:
         return st;
     }
 
-    std::span<const float> decode(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits, forward_trace* trace,
-                                  const cancel_fn* cancel) const override {
-        return run(s, ids, all_logits, false, trace, cancel);
-    }
-    std::span<const float> decode_hidden(seq2seq_state& s, std::span<const int32_t> ids, const cancel_fn* cancel) const override {
-        return run(s, ids, false, true, nullptr, cancel);
-    }
     linear output_layer() const override { return {lm_head_, nullptr}; }
 
 private:
-    // decode, and with `hidden` each sequence's last row as the output layer takes it instead of its logits
-    std::span<const float> run(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits, bool hidden, forward_trace* trace,
-                               const cancel_fn* cancel) const {
+    std::span<const float> run_decoder(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits, bool hidden, forward_trace* trace,
+                                       const cancel_fn* cancel) const override {
         kv_cache& c = s.self;
         const int64_t B = c.n_seq(), N = int64_t(ids.size()), T = B > 0 ? N / B : 0, p0 = c.n_past, S = s.n_source();
         const int64_t E = hp_.n_embd, F = hp_.n_dec_ff, H = hp_.n_dec_head, D = hp_.head_dim(), I = H * D, V = hp_.n_vocab;

@@ -59,8 +59,6 @@ std::unique_ptr<head_screen> head_screen::make(const linear& head) {
     return s;
 }
 
-int64_t head_screen::bytes() const { return q_.n_rows * row_bytes(q_.type, q_.n_cols) + int64_t(err_.size() + norm_.size()) * 4; }
-
 // ‖x‖ and ‖x − x̂‖ for x̂ as the approximate product quantizes x (q8_0: approximate() never lets matmul take its
 // relaxed-SIMD tile, whose 7-bit activations left most rows in on heavy-tailed ones), then the bound's coefficients. By Cauchy–Schwarz,
 //   |w·x − ŵ·x̂| = |(w − ŵ)·x + ŵ·(x − x̂)| ≤ ‖w − ŵ‖·‖x‖ + ‖ŵ‖·‖x − x̂‖,

@@ -61,7 +61,6 @@ public:
         return err_[size_t(r)] * m.alpha + norm_[size_t(r)] * m.beta + kRound * std::fabs(approx);
     }
     const matrix_view& copy() const { return q_; }
-    int64_t bytes() const;
     int64_t candidates() const { return candidates_; }  // rows the last exact() computed in full (tests)
 
 private:

@@ -149,11 +149,15 @@ public:
     // (n_seq, V) of each sequence's last token, or (n_seq·T, V) when all_logits. The trace records the decoder's
     // self-attention and hidden states (the first sequence) and, with want_cross, the cross-attention (all of them).
     // On cancel or error the cache is left as before the call.
-    virtual std::span<const float> decode(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits = false, forward_trace* trace = nullptr,
-                                          const cancel_fn* cancel = nullptr) const = 0;
+    std::span<const float> decode(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits = false, forward_trace* trace = nullptr,
+                                  const cancel_fn* cancel = nullptr) const {
+        return run_decoder(s, ids, all_logits, false, trace, cancel);
+    }
     // decode up to the output layer: (n_seq, E), each sequence's last token as the output layer takes it
     // (logits = x·Wᵀ + b, output_layer()), for a caller that computes only some of the logits.
-    virtual std::span<const float> decode_hidden(seq2seq_state& s, std::span<const int32_t> ids, const cancel_fn* cancel = nullptr) const = 0;
+    std::span<const float> decode_hidden(seq2seq_state& s, std::span<const int32_t> ids, const cancel_fn* cancel = nullptr) const {
+        return run_decoder(s, ids, false, true, nullptr, cancel);
+    }
     virtual linear output_layer() const = 0;
     // The screen of the output layer for a greedy step (nn/head-screen.h), or null: none yet, or none for this layer.
     // Made once the model has run head_screen::steps_before greedy steps in full (a ski rental: making it costs about
@@ -161,6 +165,12 @@ public:
     // twice the least it could). The one state a model adds after it is built (a quarter of the layer's f32 bytes,
     // kept while the model is), so calls must not race (the engine calls a model from one thread at a time).
     const head_screen* screen() const;
+
+protected:
+    // What a family implements for decode and decode_hidden: with `hidden`, each sequence's last row as the output
+    // layer takes it instead of the logits.
+    virtual std::span<const float> run_decoder(seq2seq_state& s, std::span<const int32_t> ids, bool all_logits, bool hidden,
+                                               forward_trace* trace, const cancel_fn* cancel) const = 0;
 
 private:
     mutable int64_t unscreened_steps_ = 0;  // −1 once the screen was made (or found impossible)
