@@ -560,6 +560,44 @@ TEST_CASE("softmax survives huge, tied and fully masked inputs", "[kernels]") {
     for (float v : masked) REQUIRE(v == 0.0f);
 }
 
+TEST_CASE("screen_bounds and indices_at_least match their scalar twins, with −inf (banned) rows, at odd sizes", "[kernels][head-screen]") {
+    uint32_t seed = 7300;
+    for (int64_t n : {0, 1, 3, 7, 17, 255, 1023, 50257}) {
+        INFO("n=" << n);
+        auto a = wft::random_floats(static_cast<size_t>(n), seed++, -20.0f, 20.0f);
+        const auto err = wft::random_floats(static_cast<size_t>(n), seed++, 0.0f, 0.02f), norm = wft::random_floats(static_cast<size_t>(n), seed++, 0.5f, 2.0f);
+        for (int64_t i = 0; i < n; i += 5) a[size_t(i)] = -INFINITY;  // excluded tokens
+        std::vector<float> up(static_cast<size_t>(n)), up_ref(static_cast<size_t>(n));
+        const float alpha = 7.5f, beta = 0.25f, c = 4.0f / (1 << 24);
+        const float best = wf::screen_bounds(a.data(), err.data(), norm.data(), alpha, beta, c, up.data(), n);
+        const float best_ref = wf::ref::screen_bounds(a.data(), err.data(), norm.data(), alpha, beta, c, up_ref.data(), n);
+        // within a few roundings (either side may fuse a multiply-add)
+        REQUIRE(best == Approx(best_ref).epsilon(1e-6).margin(1e-6));
+        for (int64_t i = 0; i < n; ++i) {
+            REQUIRE((std::isnan(up[size_t(i)]) ? std::isnan(up_ref[size_t(i)]) : std::fabs(up[size_t(i)] - up_ref[size_t(i)]) <= 1e-6f * (std::fabs(up_ref[size_t(i)]) + 1)));
+            if (std::isfinite(a[size_t(i)])) {  // the interval holds a[i] and reaches no further than the bound
+                REQUIRE(up[size_t(i)] >= a[size_t(i)]);
+                REQUIRE(best >= a[size_t(i)] - (err[size_t(i)] * alpha + norm[size_t(i)] * beta) * 1.001f - 1e-5f);
+            }
+        }
+        if (n == 0) REQUIRE(best == -INFINITY);
+        // the rows whose upper bound reaches a threshold: at the best lower bound, at one that takes about half of
+        // them, and with room for fewer indices than there are
+        for (const float t : {best, 0.0f, 19.0f}) {
+            for (const int64_t max : {n, n / 3}) {
+                std::vector<int32_t> idx(static_cast<size_t>(max) + 1, -7), idx_ref(static_cast<size_t>(max) + 1, -7);
+                const int64_t k = wf::indices_at_least(up.data(), n, t, idx.data(), max);
+                REQUIRE(k == wf::ref::indices_at_least(up.data(), n, t, idx_ref.data(), max));
+                REQUIRE(idx == idx_ref);
+                REQUIRE(idx[size_t(max)] == -7);  // nothing written past max
+                int64_t want = 0;
+                for (int64_t i = 0; i < n; ++i) want += up[size_t(i)] >= t;
+                REQUIRE(k == want);
+            }
+        }
+    }
+}
+
 TEST_CASE("log_sum_exp matches its double twin, with NaN and −inf entries, at a vocabulary's size", "[kernels]") {
     uint32_t seed = 7100;
     for (int64_t n : {1, 3, 17, 255, 256, 257, 1023, 3072, 58101}) {

@@ -58,6 +58,12 @@ double log_sum_exp(const float* x, int64_t n);
 // The index of the first of the largest entries, NaN counted as −inf; −1 when every entry is −inf or NaN (greedy
 // decoding's choice over a vocabulary).
 int64_t argmax(const float* x, int64_t n);
+// An output layer's screen (nn/head-screen.h), per row i < n: upper[i] = a[i] + e_i, e_i = (err[i]·alpha + norm[i]·beta)
+// + c·|a[i]| (a compiler may fuse a multiply and an add: the bound's room covers a few roundings either way); returns
+// the largest a[i] − e_i (−inf for n = 0). An a[i] of −inf makes upper[i] NaN, which reaches no threshold.
+float screen_bounds(const float* a, const float* err, const float* norm, float alpha, float beta, float c, float* upper, int64_t n);
+// How many x[i] (i < n) are ≥ t; the first `max` of their indices, ascending, go to idx.
+int64_t indices_at_least(const float* x, int64_t n, float t, int32_t* idx, int64_t max);
 // y += x
 void add(float* y, const float* x, int64_t n);
 // y *= x, element by element (a gated feed-forward's product after its activation)
@@ -108,6 +114,8 @@ void gelu_tanh(float* x, int64_t n);
 void softmax(float* x, int64_t n);
 double log_sum_exp(const float* x, int64_t n);  // in double throughout
 int64_t argmax(const float* x, int64_t n);
+float screen_bounds(const float* a, const float* err, const float* norm, float alpha, float beta, float c, float* upper, int64_t n);
+int64_t indices_at_least(const float* x, int64_t n, float t, int32_t* idx, int64_t max);
 void add(float* y, const float* x, int64_t n);
 void mul(float* y, const float* x, int64_t n);
 void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out);

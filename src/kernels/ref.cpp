@@ -87,6 +87,26 @@ void softmax(float* x, int64_t n) {
     for (int64_t i = 0; i < n; ++i) x[i] = float(std::exp(double(x[i]) - mx) / s);
 }
 
+float screen_bounds(const float* a, const float* err, const float* norm, float alpha, float beta, float c, float* upper, int64_t n) {
+    float best = -INFINITY;
+    for (int64_t i = 0; i < n; ++i) {
+        const float e = (err[i] * alpha + norm[i] * beta) + c * std::fabs(a[i]);
+        best = std::max(best, a[i] - e);
+        upper[i] = a[i] + e;
+    }
+    return best;
+}
+
+int64_t indices_at_least(const float* x, int64_t n, float t, int32_t* idx, int64_t max) {
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; ++i)
+        if (x[i] >= t) {
+            if (count < max) idx[count] = int32_t(i);
+            ++count;
+        }
+    return count;
+}
+
 double log_sum_exp(const float* x, int64_t n) {
     double mx = -INFINITY;
     for (int64_t i = 0; i < n; ++i)

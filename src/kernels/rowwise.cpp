@@ -313,6 +313,36 @@ int64_t argmax(const float* x, int64_t n) {
     return i;
 }
 
+float screen_bounds(const float* a, const float* err, const float* norm, float alpha, float beta, float c, float* upper, int64_t n) {
+    B best(-INFINITY);
+    int64_t i = 0;
+    for (; i + W <= n; i += W) {
+        const B av = B::load_unaligned(a + i);
+        const B e = (B::load_unaligned(err + i) * B(alpha) + B::load_unaligned(norm + i) * B(beta)) + B(c) * xsimd::abs(av);
+        best = xsimd::max(best, av - e);
+        (av + e).store_unaligned(upper + i);
+    }
+    float b = hmax(best);
+    for (; i < n; ++i) {
+        const float e = (err[i] * alpha + norm[i] * beta) + c * std::fabs(a[i]);
+        b = std::max(b, a[i] - e);
+        upper[i] = a[i] + e;
+    }
+    return b;
+}
+
+int64_t indices_at_least(const float* x, int64_t n, float t, int32_t* idx, int64_t max) {
+    int64_t count = 0, i = 0;
+    const auto take = [&](int64_t j) {
+        if (x[j] >= t && count++ < max) idx[count - 1] = int32_t(j);
+    };
+    for (; i + W <= n; i += W)
+        if (xsimd::any(B::load_unaligned(x + i) >= B(t)))  // rare: the lanes one by one
+            for (int64_t j = i; j < i + W; ++j) take(j);
+    for (; i < n; ++i) take(i);
+    return count;
+}
+
 void add(float* y, const float* x, int64_t n) {
     int64_t i = 0;
     for (; i + W <= n; i += W) (B::load_unaligned(y + i) + B::load_unaligned(x + i)).store_unaligned(y + i);

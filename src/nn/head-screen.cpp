@@ -19,7 +19,7 @@ constexpr double kUpBlock = 1 + 1.0 / (1 << 16);  // a sum of 32 squares in f32:
 std::unique_ptr<head_screen> head_screen::make(const linear& head) {
     const matrix_view& W = head.w;
     const int64_t V = W.n_rows, K = W.n_cols, nb = K / q8_block;
-    if ((W.type != dtype::f32 && W.type != dtype::f16 && W.type != dtype::bf16) || K % q8_block != 0 || V < min_rows) return nullptr;
+    if (!W.data || (W.type != dtype::f32 && W.type != dtype::f16 && W.type != dtype::bf16) || K % q8_block != 0 || V < min_rows) return nullptr;
     std::unique_ptr<head_screen> s(new head_screen(head));
     const int64_t row = nb * int64_t(sizeof(block_q8_0));
     s->data_.reset(new uint8_t[size_t(V * row)]);
@@ -103,21 +103,13 @@ void head_screen::exact(const float* x, std::span<const float> a, std::span<floa
     const activations m = measure(x);
     candidates_ = V;
     if (m.finite) {
-        // the best lower bound; the rows whose upper bound reaches it, counted
-        float best = -kInf;
-        for (int64_t r = 0; r < V; ++r) {
-            const float e = bound(r, m, a[size_t(r)]);
-            best = std::max(best, a[size_t(r)] - e);
-            s[size_t(r)] = a[size_t(r)] + e;  // the upper bound, for the pass below
-        }
-        int64_t n = 0;
-        for (int64_t r = 0; r < V; ++r) n += s[size_t(r)] >= best;
+        // the best lower bound, each row's upper bound (in s), and the rows whose upper bound reaches the best lower one
+        const float best = screen_bounds(a.data(), err_.data(), norm_.data(), m.alpha, m.beta, kRound, s.data(), V);
+        rows_.resize(size_t(V / 16));
+        const int64_t n = indices_at_least(s.data(), V, best, rows_.data(), V / 16);
         if (n <= V / 16) {
-            for (int64_t r = 0; r < V; ++r) {
-                const bool in = s[size_t(r)] >= best;
-                s[size_t(r)] = -kInf;
-                if (in) matmul(x, 1, K, head_.w, head_.b, s.data(), V, r, r + 1);
-            }
+            std::fill(s.begin(), s.begin() + V, -kInf);
+            for (int64_t i = 0; i < n; ++i) matmul(x, 1, K, head_.w, head_.b, s.data(), V, rows_[size_t(i)], rows_[size_t(i)] + 1);
             candidates_ = n;
             return;
         }
