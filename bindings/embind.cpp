@@ -160,7 +160,8 @@ public:
             const bool first = gen_->ids().empty();
             const auto t = gen_->step(&stop, first ? &trace : nullptr);
             wf::json r = {{"done", gen_->finished()}, {"finish_reason", gen_->finish_reason()}};
-            if (t) r.update({{"id", t->id}, {"text", t->text}, {"logprob", t->logprob}});
+            if (t) r.update({{"id", t->id}, {"text", t->text}});
+            if (t && t->logprob) r["logprob"] = *t->logprob;
             if (first) store_attention(trace, r);
             return r;
         });

@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
             }
         } else if (cmd == "generate") {
             if (!call.contains("max_new_tokens")) call["max_new_tokens"] = 40;
+            if (logprobs) call["output_scores"] = true;
             wf::generation g(pm, text, wf::parse_generation_options(call));
             std::printf("%s", text.c_str());
             std::fflush(stdout);
@@ -112,7 +113,7 @@ int main(int argc, char** argv) {
             while (auto t = g.step()) {
                 std::printf("%s", t->text.c_str());
                 std::fflush(stdout);
-                lps.emplace_back(pm.tok->token_bytes(t->id), t->logprob);
+                if (t->logprob) lps.emplace_back(pm.tok->token_bytes(t->id), *t->logprob);
             }
             const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - s0).count();
             std::printf("\n");

@@ -328,10 +328,11 @@ TEST_CASE("a chat's next turn reuses the last generation's KV cache for the comm
             p.max_new_tokens = max_new;
             p.stop_at_eos = false;
             p.reuse_cache = reuse;
+            p.output_scores = true;
             wf::generation g(pm, prompt, p, std::move(prior));
             std::vector<int32_t> ids;
             std::vector<double> logprobs;
-            while (auto t = g.step()) ids.push_back(t->id), logprobs.push_back(t->logprob);
+            while (auto t = g.step()) ids.push_back(t->id), logprobs.push_back(t->logprob.value());
             const int64_t reused = g.reused_tokens();
             if (keep) *keep = g.release_cache();
             return std::tuple{ids, logprobs, reused, g.text()};

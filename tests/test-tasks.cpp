@@ -4,6 +4,7 @@
 
 #include "helpers.h"
 #include "tasks/fill-mask.h"
+#include "nn/head-screen.h"
 #include "tasks/generation.h"
 
 namespace {
@@ -141,10 +142,11 @@ TEST_CASE("generation: greedy equals the reference continuation", "[tasks][gener
     wf::generation_params p;
     p.max_new_tokens = int64_t(want.size() - prompt.size());
     p.stop_at_eos = false;
+    p.output_scores = true;
     wf::generation gen(gpt2(), "The dog was found in a field", p);
     REQUIRE(gen.prompt_ids() == prompt);
     std::vector<double> logprobs;
-    while (auto t = gen.step()) logprobs.push_back(t->logprob);
+    while (auto t = gen.step()) logprobs.push_back(t->logprob.value());
     std::vector<int32_t> all = gen.prompt_ids();
     all.insert(all.end(), gen.ids().begin(), gen.ids().end());
     REQUIRE(all == want);
@@ -161,19 +163,72 @@ TEST_CASE("generation: greedy equals the reference continuation", "[tasks][gener
         REQUIRE(gpt2().tok->encode(text) == prefix);
         wf::generation_params one;
         one.max_new_tokens = 1;
+        one.output_scores = true;
         wf::generation gk(gpt2(), text, one);
         const auto t = gk.step();
         const auto row = log_softmax_row(golden_logits, V, k - 1);
         REQUIRE(t->id == int32_t(std::max_element(row.begin(), row.end()) - row.begin()));
-        REQUIRE(t->logprob == Approx(row[size_t(t->id)]).margin(1e-5));
+        REQUIRE(t->logprob.value() == Approx(row[size_t(t->id)]).margin(1e-5));
     }
     // sampled at a high temperature, a token's log-probability is still the model's, not the tempered one
     wf::generation_params hot;
     hot.max_new_tokens = 1;
     hot.sampling = {.do_sample = true, .temperature = 3.0f, .seed = 5};
+    hot.output_scores = true;
     wf::generation gh(gpt2(), "The dog was found in a field", hot);
     const auto h = gh.step();
-    REQUIRE(h->logprob == Approx(log_softmax_row(golden_logits, V, T - 1)[size_t(h->id)]).margin(1e-5));
+    REQUIRE(h->logprob.value() == Approx(log_softmax_row(golden_logits, V, T - 1)[size_t(h->id)]).margin(1e-5));
+}
+
+TEST_CASE("generation: greedy steps without scores screen the output layer: the full logits' tokens; log-probs with output_scores only",
+          "[tasks][generate][head-screen]") {
+    const auto min_rows = wf::head_screen::min_rows, steps_before = wf::head_screen::steps_before;
+    wf::head_screen::min_rows = 1;  // the fixtures' vocabularies (498 to 50 257 rows): every one screened
+    wf::head_screen::steps_before = 0;
+    const std::vector<std::string> prompts = {"The dog was found in a field", "Once upon a time", "a"};
+    for (const char* name : {"gpt2-tiny", "llama-tiny", "mistral-tiny", "qwen2-tiny", "phi3-tiny", "gemma-tiny", "gemma2-tiny", "openai-gpt-tiny"}) {
+        INFO(name);
+        const wf::pipeline_model& pm = wft::fixture_model(name);
+        const wf::causal_lm& lm = *pm.m().as_causal_lm();
+        // none where the logits are soft-capped (Gemma 2)
+        const bool screened = std::string(name) != "gemma2-tiny";
+        CHECK(bool(lm.screen()) == screened);
+        int64_t fewer = 0;  // steps whose screen computed fewer rows than all
+        for (const std::string& prompt : prompts)
+            for (const int64_t ngram : {0, 2}) {
+                INFO(prompt << ", no_repeat_ngram_size " << ngram);
+                wf::generation_params p;
+                p.max_new_tokens = 12;
+                p.stop_at_eos = false;
+                p.sampling.no_repeat_ngram_size = ngram;
+                wf::generation fast(pm, prompt, p);
+                p.output_scores = true;
+                wf::generation full(pm, prompt, p);
+                for (;;) {
+                    const auto a = fast.step(), b = full.step();
+                    REQUIRE(bool(a) == bool(b));
+                    if (!a) break;
+                    CHECK(a->id == b->id);
+                    CHECK_FALSE(a->logprob);
+                    CHECK(b->logprob.value() <= 0.0);
+                    if (screened) fewer += lm.screen()->candidates() < lm.output_layer().w.n_rows;
+                }
+                CHECK(fast.ids() == full.ids());
+                CHECK(fast.text() == full.text());
+            }
+        if (screened) CHECK(fewer > 0);
+    }
+    // a repetition penalty moves logits: the full layer, scored or not
+    {
+        wf::generation_params p;
+        p.max_new_tokens = 8;
+        p.sampling.repetition_penalty = 1.3f;
+        const std::string penalized = run(gpt2(), "Once upon a time", p);
+        p.output_scores = true;
+        CHECK(run(gpt2(), "Once upon a time", p) == penalized);
+    }
+    wf::head_screen::min_rows = min_rows;
+    wf::head_screen::steps_before = steps_before;
 }
 
 TEST_CASE("generation: seeds repeat, top_k 1 is greedy, temperature 0 is greedy, stop strings stop", "[tasks][generate]") {

@@ -109,8 +109,11 @@ public:
         return s;
     }
 
-    std::span<const float> forward(decoder_state& s, std::span<const int32_t> ids, bool all_logits, forward_trace* trace,
-                                   const cancel_fn* cancel) const override {
+    // (none where the logits are soft-capped: the screen's bounds are on x·Wᵀ)
+    linear output_layer() const override { return hp_.final_softcap > 0.0f ? linear{} : linear{out_, nullptr}; }
+
+    std::span<const float> run(decoder_state& s, std::span<const int32_t> ids, bool all_logits, bool hidden, forward_trace* trace,
+                               const cancel_fn* cancel) const override {
         kv_cache& c = s.cache;
         const int64_t B = c.n_seq(), N = int64_t(ids.size()), T = N / B, p0 = c.n_past;
         const int64_t E = hp_.n_embd, F = hp_.n_ff, H = hp_.n_head, Hkv = hp_.n_head_kv, D = hp_.head_dim(), V = hp_.n_vocab;
@@ -195,6 +198,10 @@ public:
         const int64_t rows = all_logits ? N : B;
         if (!all_logits && !narrow) keep_last_rows(x, B, T, E);  // each sequence's last row, side by side
         rms_norm(x, rows, E, norm_, hp_.eps, x);
+        if (hidden) {
+            c.n_past = p0 + T;
+            return {x, size_t(B * E)};
+        }
         if (s.logits.size() < size_t(rows * V)) s.logits.resize(size_t(rows * V));
         apply(linear{out_, nullptr}, x, rows, s.logits.data());
         if (const float cap = hp_.final_softcap; cap > 0.0f)

@@ -54,8 +54,10 @@ public:
         return s;
     }
 
-    std::span<const float> forward(decoder_state& s, std::span<const int32_t> ids, bool all_logits, forward_trace* trace,
-                                   const cancel_fn* cancel) const override {
+    linear output_layer() const override { return {lm_head_, nullptr}; }
+
+    std::span<const float> run(decoder_state& s, std::span<const int32_t> ids, bool all_logits, bool hidden, forward_trace* trace,
+                               const cancel_fn* cancel) const override {
         kv_cache& c = s.cache;
         const int64_t B = c.n_seq(), N = int64_t(ids.size()), T = N / B, p0 = c.n_past;
         const int64_t E = hp_.n_embd, F = hp_.n_ff, H = hp_.n_head, D = hp_.head_dim(), V = hp_.n_vocab;
@@ -113,8 +115,12 @@ public:
             for (int64_t b = 0; b < B; ++b) std::memcpy(h + b * E, x + (b * T + T - 1) * E, size_t(E) * 4);
             last = h;
         }
+        if (hidden) {
+            c.n_past = p0 + T;
+            return {last, size_t(B * E)};
+        }
         if (s.logits.size() < size_t(rows * V)) s.logits.resize(size_t(rows * V));
-        apply(linear{lm_head_, nullptr}, all_logits ? x : last, rows, s.logits.data());
+        apply(output_layer(), all_logits ? x : last, rows, s.logits.data());
         c.n_past = p0 + T;
         return {s.logits.data(), size_t(rows * V)};
     }

@@ -1,5 +1,5 @@
-// What nn/model.h declares out of line: token_batch's check of the rows a caller reads, the seq2seq output layer's
-// screen.
+// What nn/model.h declares out of line: token_batch's check of the rows a caller reads, the output layer's screen
+// slot.
 #include "nn/model.h"
 
 #include <new>
@@ -14,14 +14,14 @@ void token_batch::check_out_rows(const std::string& who) const {
             throw error(who + ": output row " + std::to_string(out_rows[i]) + " is out of range or out of order");
 }
 
-seq2seq_lm::seq2seq_lm() = default;
-seq2seq_lm::~seq2seq_lm() = default;
+screen_slot::screen_slot() = default;
+screen_slot::~screen_slot() = default;
 
-const head_screen* seq2seq_lm::screen() const {
+const head_screen* screen_slot::get(const linear& head) const {
     if (unscreened_steps_ >= 0 && unscreened_steps_++ >= head_screen::steps_before) {
         unscreened_steps_ = -1;
         try {
-            screen_ = head_screen::make(output_layer());
+            screen_ = head_screen::make(head);
         } catch (const std::bad_alloc&) {  // no room for the copy: the full layer
         }
     }

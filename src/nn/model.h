@@ -100,6 +100,25 @@ struct decoder_state {
     std::vector<float> logits;  // (rows, V) of the last forward
 };
 
+class head_screen;
+
+// The screen of a model's output layer for greedy steps (nn/head-screen.h), made once the model has run
+// head_screen::steps_before greedy steps in full (a ski rental: making it costs about as much as it then saves over
+// that many steps, so a short job never pays for it and a long one pays at most twice the least it could). The one
+// state a model adds after it is built (a quarter of the layer's f32 bytes, kept while the model is), so calls must
+// not race (the engine calls a model from one thread at a time).
+class screen_slot {
+public:
+    screen_slot();  // out of line, with the destructor: head_screen is complete there
+    ~screen_slot();
+    // The screen of `head`, or null: none yet (this call counts a step), or none for this layer.
+    const head_screen* get(const linear& head) const;
+
+private:
+    mutable int64_t unscreened_steps_ = 0;  // −1 once the screen was made (or found impossible)
+    mutable std::unique_ptr<head_screen> screen_;
+};
+
 class causal_lm {
 public:
     virtual ~causal_lm() = default;
@@ -109,8 +128,28 @@ public:
     // cache and returns the logits (n_seq, V) of each sequence's last token — or (n_seq·T, V) when all_logits.
     // The span points into the state and is valid until its next forward. On cancel or error the cache is left
     // as before the call.
-    virtual std::span<const float> forward(decoder_state& s, std::span<const int32_t> ids, bool all_logits = false,
-                                           forward_trace* trace = nullptr, const cancel_fn* cancel = nullptr) const = 0;
+    std::span<const float> forward(decoder_state& s, std::span<const int32_t> ids, bool all_logits = false, forward_trace* trace = nullptr,
+                                   const cancel_fn* cancel = nullptr) const {
+        return run(s, ids, all_logits, false, trace, cancel);
+    }
+    // forward up to the output layer: (n_seq, E), each sequence's last token as the output layer takes it
+    // (logits = x·Wᵀ + b, output_layer()), for a caller that computes only some of the logits.
+    std::span<const float> forward_hidden(decoder_state& s, std::span<const int32_t> ids, const cancel_fn* cancel = nullptr) const {
+        return run(s, ids, false, true, nullptr, cancel);
+    }
+    // The output layer, or one without a matrix (w.data null) where the logits are not x·Wᵀ + b (Gemma 2's soft cap).
+    virtual linear output_layer() const = 0;
+    // The output layer's screen for a greedy step, or null (screen_slot).
+    const head_screen* screen() const { return screen_.get(output_layer()); }
+
+protected:
+    // What a family implements for forward and forward_hidden: with `hidden`, each sequence's last row as the output
+    // layer takes it instead of the logits.
+    virtual std::span<const float> run(decoder_state& s, std::span<const int32_t> ids, bool all_logits, bool hidden, forward_trace* trace,
+                                       const cancel_fn* cancel) const = 0;
+
+private:
+    screen_slot screen_;
 };
 
 // An encoder–decoder's state: each decoder layer's cross-attention keys and values over the encoder's output for
@@ -135,12 +174,9 @@ struct seq2seq_state {
 // row width and capacity, and none has decoded.
 seq2seq_state join_sources(std::vector<seq2seq_state>&& parts, int64_t per_source = 1);
 
-class head_screen;
-
 class seq2seq_lm {
 public:
-    seq2seq_lm();  // out of line, with the destructor: head_screen is complete there
-    virtual ~seq2seq_lm();
+    virtual ~seq2seq_lm() = default;
     // Runs the encoder over one source sequence (the trace gets its self-attention and hidden states) and returns a
     // state for n_seq target sequences of up to `capacity` positions (≤ n_ctx). Errors name the bad id or length.
     virtual seq2seq_state encode_source(std::span<const int32_t> source, int64_t capacity, int64_t n_seq = 1, forward_trace* trace = nullptr,
@@ -159,12 +195,8 @@ public:
         return run_decoder(s, ids, false, true, nullptr, cancel);
     }
     virtual linear output_layer() const = 0;
-    // The screen of the output layer for a greedy step (nn/head-screen.h), or null: none yet, or none for this layer.
-    // Made once the model has run head_screen::steps_before greedy steps in full (a ski rental: making it costs about
-    // as much as it then saves over that many steps, so a short job never pays for it and a long one pays at most
-    // twice the least it could). The one state a model adds after it is built (a quarter of the layer's f32 bytes,
-    // kept while the model is), so calls must not race (the engine calls a model from one thread at a time).
-    const head_screen* screen() const;
+    // The output layer's screen for a greedy step, or null (screen_slot).
+    const head_screen* screen() const { return screen_.get(output_layer()); }
 
 protected:
     // What a family implements for decode and decode_hidden: with `hidden`, each sequence's last row as the output
@@ -173,8 +205,7 @@ protected:
                                                forward_trace* trace, const cancel_fn* cancel) const = 0;
 
 private:
-    mutable int64_t unscreened_steps_ = 0;  // −1 once the screen was made (or found impossible)
-    mutable std::unique_ptr<head_screen> screen_;
+    screen_slot screen_;
 };
 
 class model {

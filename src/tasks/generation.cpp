@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "nn/head-screen.h"
+
 namespace wf {
 
 // ------------------------------------------------------------------------------------------------------- chat
@@ -106,6 +108,8 @@ generation::generation(const pipeline_model& pm, std::string_view prompt, const 
     }
     reused_ = int64_t(common);
     if (p.max_new_tokens == 0) finish_reason_ = "max_new_tokens";
+    // greedy, unscored, and no penalty that changes logits (no_repeat_ngram_size only bans): the screen may choose
+    screenable_ = !p.output_scores && (!p.sampling.do_sample || p.sampling.temperature == 0.0f) && p.sampling.repetition_penalty == 1.0f;
 }
 
 generation_cache generation::release_cache() {
@@ -135,6 +139,11 @@ std::string generation::release_text(bool final) {
     return out;
 }
 
+void generation::exclude(std::span<float> l) {
+    for (int64_t i = pm_.tok->vocab_size(); i < int64_t(l.size()); ++i) l[size_t(i)] = -INFINITY;
+    sampler_.apply_penalties(l, history_);
+}
+
 bool generation::is_end(int32_t id) const {
     return id == pm_.tok->special().eos || std::binary_search(pm_.end_ids.begin(), pm_.end_ids.end(), id);
 }
@@ -143,22 +152,40 @@ std::optional<generated_token> generation::step(const cancel_fn* cancel, forward
     if (finished()) return std::nullopt;
     check_cancel(cancel);
     // run what the model has not seen: the prompt, or the token the last step chose (a cancel leaves it unrun)
-    if (!prefilled_) {  // what the prior cache did not hold
-        logits_ = lm_.forward(state_, std::span<const int32_t>(prompt_).subspan(size_t(reused_)), false, trace, cancel);
+    if (!prefilled_ || unrun_) {
+        const std::span<const int32_t> ids = prefilled_ ? std::span<const int32_t>(&ids_.back(), 1) : std::span<const int32_t>(prompt_).subspan(size_t(reused_));
+        forward_trace* const tr = prefilled_ ? nullptr : trace;  // what the prompt's pass records
+        const bool traced = tr && (tr->want_hidden || tr->attention_layer != -2);
+        screen_ = screenable_ && !traced ? lm_.screen() : nullptr;
+        if (screen_) hidden_ = lm_.forward_hidden(state_, ids, cancel);
+        else logits_ = lm_.forward(state_, ids, false, tr, cancel);
         prefilled_ = true;
-    } else if (unrun_) {
-        logits_ = lm_.forward(state_, std::span<const int32_t>(&ids_.back(), 1), false, nullptr, cancel);
     }
     unrun_ = false;
     // the state's logits, changed in place: ids the tokenizer cannot name, then penalties; the log-probability
-    // is the model's own, read before the changes
-    std::span<float> l(state_.logits.data(), logits_.size());
-    const double lse = log_sum_exp(l);
-    for (int64_t i = pm_.tok->vocab_size(); i < int64_t(l.size()); ++i) l[size_t(i)] = -INFINITY;
-    sampler_.apply_penalties(l, history_);
-    const int32_t id = sampler_.pick(l);
-    const float raw = sampler_.original_logit(l, id);
-    generated_token t{id, "", double(std::isnan(raw) ? -INFINITY : raw) - lse};
+    // (output_scores) is the model's own, read before the changes
+    generated_token t{0, "", std::nullopt};
+    int32_t id;
+    if (screen_) {  // the screen's approximate logits and bounds, then in full those that can hold the maximum
+        const int64_t V = screen_->copy().n_rows;
+        screen_->approximate(hidden_.data(), 1, approx_);
+        exclude(std::span<float>(approx_.data(), size_t(V)));
+        if (state_.logits.size() < size_t(V)) state_.logits.resize(size_t(V));
+        const std::span<float> l(state_.logits.data(), size_t(V));
+        screen_->exact(hidden_.data(), std::span<const float>(approx_.data(), size_t(V)), l);
+        exclude(l);
+        id = sampler_.pick(l);
+    } else {
+        std::span<float> l(state_.logits.data(), logits_.size());
+        const double lse = p_.output_scores ? log_sum_exp(l) : 0.0;
+        exclude(l);
+        id = sampler_.pick(l);
+        if (p_.output_scores) {
+            const float raw = sampler_.original_logit(l, id);
+            t.logprob = double(std::isnan(raw) ? -INFINITY : raw) - lse;
+        }
+    }
+    t.id = id;
     ids_.push_back(id);
     history_.push_back(id);
     const bool eos = p_.stop_at_eos && is_end(id);

@@ -15,7 +15,8 @@ namespace wf {
 struct generated_token {
     int32_t id;
     std::string text;  // whole UTF-8 characters only (held back until complete, or until a stop string is ruled out)
-    double logprob;    // log-probability of the token under the model (before penalties and warping)
+    // log-probability of the token under the model (before penalties and warping), with output_scores only
+    std::optional<double> logprob;
 };
 
 // ------------------------------------------------------------------------------------------------------- chat
@@ -75,11 +76,18 @@ private:
     std::vector<int32_t> prompt_, ids_;
     std::vector<int32_t> history_;  // prompt_ then ids_, what the penalties look at
     std::span<const float> logits_;  // the last forward's, in state_ (penalties change them in place)
+    // A greedy step without scores takes the output layer's screen (screenable_) where the model has one: the last
+    // forward then gave the hidden row (hidden_, in state_) for screen_, and chooses among the logits it must compute.
+    bool screenable_ = false;
+    const head_screen* screen_ = nullptr;
+    std::span<const float> hidden_;
+    std::vector<float> approx_;  // the screen's approximate logits
     bool prefilled_ = false, unrun_ = false;  // unrun_: the last chosen token is not in the cache yet
     int64_t reused_ = 0;
     utf8_stream utf8_;
     std::string pending_, emitted_, finish_reason_;
     bool is_end(int32_t id) const;
+    void exclude(std::span<float> logits);  // what the tokenizer cannot name and the penalties' bans, as −inf
 };
 
 }  // namespace wf

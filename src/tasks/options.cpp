@@ -165,6 +165,7 @@ generation_params parse_generation_options(const json& o) {
     r.on("skip_special_tokens", [&](const json& v) { p.skip_special_tokens = r.boolean("skip_special_tokens", v); });
     r.on("attention_layer", [&](const json& v) { p.attention_layer = int(r.integer("attention_layer", v, -1, 1023)); });
     r.on("reuse_cache", [&](const json& v) { p.reuse_cache = r.boolean("reuse_cache", v); });
+    r.on("output_scores", [&](const json& v) { p.output_scores = r.boolean("output_scores", v); });
     r.finish();
     validate(s);
     for (auto& st : p.stop)

@@ -30,6 +30,9 @@ struct generation_params {
     int attention_layer = -2;       // the prompt's attention weights, as for fill-mask
     bool reuse_cache = false;       // start from the last generation's KV cache where the prompt begins with its tokens
                                     // (a chat's next turn); the numbers may differ from a fresh run in the last bits
+    // each token's log-probability (generated_token::logprob). Without it a greedy step computes only the logits its
+    // choice needs (nn/head-screen.h; the same tokens), and none computes the log-sum-exp over the vocabulary.
+    bool output_scores = false;
 };
 
 // Encoder–decoder generation (translation, text2text-generation), Hugging Face's generate() semantics; the defaults

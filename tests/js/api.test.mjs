@@ -46,15 +46,19 @@ test('fill-mask equals the reference at every mask; a batch gives each text its 
 
 test('text generation equals the reference: greedy ids, log-probabilities, seeded sampling', async () => {
   const gen = await TextGenerator.load(GPT2);
-  const greedy = await gen.complete(GPT2_PROMPT, { max_new_tokens: greedyIds.length });
+  const greedy = await gen.complete(GPT2_PROMPT, { max_new_tokens: greedyIds.length, output_scores: true });
   assert.deepEqual(greedy.tokens.map((t) => t.id), greedyIds);
   assert.equal(greedy.finish_reason, 'max_new_tokens');
   assert.ok(Math.abs(greedy.tokens[0].logprob - lastRow[greedyIds[0]]) < 1e-5);
+  // log-probabilities on request only (a greedy step without them computes only the logits its choice needs): the same tokens
+  const unscored = await gen.complete(GPT2_PROMPT, { max_new_tokens: greedyIds.length });
+  assert.deepEqual(unscored.tokens.map((t) => t.id), greedyIds);
+  assert.ok(unscored.tokens.every((t) => !('logprob' in t)), JSON.stringify(unscored.tokens[0]));
   const generator = await pipeline('text-generation', GPT2);
   const [{ generated_text }] = await generator(GPT2_PROMPT, { max_new_tokens: greedyIds.length });
   assert.equal(generated_text, GPT2_PROMPT + greedy.text);
   // sampling: a seed repeats, another seed differs; the log-probability is the model's, whatever the temperature
-  const opts = { max_new_tokens: 12, do_sample: true, temperature: 2.5, seed: 1234 };
+  const opts = { max_new_tokens: 12, do_sample: true, temperature: 2.5, seed: 1234, output_scores: true };
   const a = await gen.complete(GPT2_PROMPT, opts);
   const b = await gen.complete(GPT2_PROMPT, opts);
   assert.equal(a.text, b.text);
@@ -225,7 +229,7 @@ test("dtype 'q4' and 'q4_k' convert at load: under a third of f32's bytes, and i
     // the vocabulary matrix at q8_0; GPT-2 tiny is 32 wide, so q4_K's matrices take q4_K's fallback q5_0
     assert.equal(gen.info.dtype, `${name} (vocabulary matrices q8_0)`);
     assert.ok(gen.info.weight_bytes < f32Bytes / 3, `${dtype}: ${gen.info.weight_bytes} < ${f32Bytes} / 3 bytes`);
-    const out = await gen.complete('The dog', { max_new_tokens: 6 });
+    const out = await gen.complete('The dog', { max_new_tokens: 6, output_scores: true });
     assert.ok(out.tokens.length > 0 && out.tokens.every((t) => Number.isFinite(t.logprob)), JSON.stringify(out.tokens));
     await gen.dispose();
   }

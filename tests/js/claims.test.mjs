@@ -67,7 +67,7 @@ async function checkGpt2(source, opts, lpTol, what) {
   const gen = await TextGenerator.load(source, opts);
   try {
     assert.deepEqual(await gen.tokenizer.encode(GPT2_PROMPT), PROMPT_IDS, `${what}: prompt ids`);
-    const r = await gen.complete(GPT2_PROMPT, { max_new_tokens: GREEDY.length - PROMPT_IDS.length });
+    const r = await gen.complete(GPT2_PROMPT, { max_new_tokens: GREEDY.length - PROMPT_IDS.length, output_scores: true });
     assert.deepEqual([...PROMPT_IDS, ...r.tokens.map((t) => t.id)], GREEDY, `${what}: greedy ids`);
     const want = gpt2FirstLogProbs[r.tokens[0].id];
     assert.ok(Math.abs(r.tokens[0].logprob - want) <= lpTol, `${what}: first token log-prob ${r.tokens[0].logprob}, golden ${want} (tolerance ${lpTol})`);
@@ -238,7 +238,7 @@ test('claim 2: GGUF version 2 files load and give what the same file as version 
   const bertFile = fixture('bert-tiny-q8_0.gguf');
   const gen = async (src) => {
     const g = await TextGenerator.load(src);
-    const r = await g.complete(GPT2_PROMPT, { max_new_tokens: 12 });
+    const r = await g.complete(GPT2_PROMPT, { max_new_tokens: 12, output_scores: true });
     await g.dispose();
     return r.tokens;
   };

@@ -55,7 +55,7 @@ test('split GGUF: the URL of one part fetches every part; given files lacking a 
   try {
     const whole = await TextGenerator.load(fixture('llama-tiny-q8_0.gguf'));
     const split = await TextGenerator.load(`${srv.url}llama-tiny-q8_0-00001-of-00003.gguf`, { cache: false });
-    const a = await whole.complete(PROMPT, { max_new_tokens: 6 }), b = await split.complete(PROMPT, { max_new_tokens: 6 });
+    const a = await whole.complete(PROMPT, { max_new_tokens: 6, output_scores: true }), b = await split.complete(PROMPT, { max_new_tokens: 6, output_scores: true });
     assert.deepEqual(b.tokens.map((t) => [t.id, t.logprob]), a.tokens.map((t) => [t.id, t.logprob]));
     for (const n of ['00001', '00002', '00003']) assert.ok(srv.requests.includes(`GET /llama-tiny-q8_0-${n}-of-00003.gguf`), srv.requests.join(', '));
     await Promise.all([whole.dispose(), split.dispose()]);

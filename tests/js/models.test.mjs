@@ -63,7 +63,7 @@ test('the bundled GPT-2 continues in English words, and its first greedy token i
   const first = [];
   for (const source of [GPT2, GPT2_GGUF]) {
     const gen = await TextGenerator.load(source);
-    const r = await gen.complete('And it came to pass, when', { max_new_tokens: 24 });
+    const r = await gen.complete('And it came to pass, when', { max_new_tokens: 24, output_scores: true });
     const words = r.text.match(/[A-Za-z]+/g) ?? [];
     assert.ok(words.length >= 8, `${source}: ${JSON.stringify(r.text)}`);
     assert.ok(r.tokens.every((t) => t.logprob <= 0));

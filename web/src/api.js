@@ -520,7 +520,8 @@ export class Model extends Handle {
   // other than signal go to the engine (max_new_tokens, do_sample, temperature, top_k, top_p, min_p,
   // repetition_penalty, no_repeat_ngram_size, seed, stop, stop_at_eos, stop_token_ids, add_special_tokens,
   // skip_special_tokens, attention_layer, reuse_cache: start from the last generation's KV cache where the prompt
-  // begins with its tokens — chat does, so a conversation's next turn runs only what is new).
+  // begins with its tokens — chat does, so a conversation's next turn runs only what is new; output_scores: each
+  // token's logprob — without it a greedy step computes only the logits its choice needs).
   generate(prompt, { signal, ...options } = {}) {
     return this._stream(prompt, options, signal);
   }
@@ -552,7 +553,7 @@ export class Model extends Handle {
   }
 
   // The engine's steps of one generation, in turn with the object's other calls: first { prompt, prompt_ids } (the
-  // prompt as rendered and tokenized), then { id, text, logprob } per token, the last one with done and the whole
+  // prompt as rendered and tokenized), then { id, text, logprob } per token (logprob with output_scores), the last one with done and the whole
   // result. input: a prompt, or { messages } (a chat, whose options options holds).
   async *_steps(input, options, signal) {
     let release;
@@ -580,8 +581,8 @@ export class Model extends Handle {
       for (;;) {
         const s = await this._call('generateStep', {}, signal);
         if (s.attention) attention = { layer: s.attention_layer, heads: this.info.n_head, data: s.attention };
-        const step = { id: s.id, text: s.text ?? '', logprob: s.logprob, done: s.done };
-        if (s.id !== undefined) tokens.push({ id: s.id, text: step.text, logprob: s.logprob });
+        const step = { id: s.id, text: s.text ?? '', ...(s.logprob !== undefined && { logprob: s.logprob }), done: s.done };
+        if (s.id !== undefined) tokens.push({ id: s.id, text: step.text, ...(s.logprob !== undefined && { logprob: s.logprob }) });
         text += step.text;
         if (s.done) {
           const seconds = (now() - t0) / 1000;

@@ -189,6 +189,9 @@ export interface GenerationOptions {
   reuse_cache?: boolean;
   /** Also return the prompt's attention weights of this layer. */
   attention_layer?: number;
+  /** Give each token its log-probability (tokens[].logprob; default false). Without it a greedy step computes only
+   *  the logits its choice needs (the same tokens), and no step computes the softmax's sum over the vocabulary. */
+  output_scores?: boolean;
   signal?: AbortSignal;
 }
 /** eos: an end id of the model (EOS, end of turn); stop: a stop string or one of stop_token_ids. */
@@ -196,7 +199,8 @@ export type FinishReason = 'eos' | 'stop' | 'length' | 'max_new_tokens';
 export interface GenerationResult {
   text: string;
   finish_reason: FinishReason;
-  tokens: { id: number; text: string; logprob: number }[];
+  /** Each token; its log-probability under the model (before penalties and warping) with output_scores only. */
+  tokens: { id: number; text: string; logprob?: number }[];
   prompt_tokens: number;
   /** Prompt tokens whose keys and values came from the model's last generation (reuse_cache; a chat's next turn). */
   cached_tokens: number;
