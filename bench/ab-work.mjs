@@ -35,6 +35,8 @@ async function load(wf, source, opts) {
     'gpt2 f32': Object.assign(() => gpt2f32(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2f32 }),
     'gpt2 q8_0': Object.assign(() => gpt2q8(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2q8 }),
     'gpt2 f32 decode 32': Object.assign(() => gpt2f32(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
+    // each token's log-probability asked for: the full output layer every step (no screen, nn/head-screen.h)
+    'gpt2 f32 decode 32 scored': Object.assign(() => gpt2f32.model.complete(short, { max_new_tokens: 32, do_sample: false, output_scores: true }), { model: shared }),
     'gpt2 q8_0 decode 32': Object.assign(() => gpt2q8(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
     'gpt2 q4_0 decode 32': Object.assign(() => gpt2q4(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2q4 }),
     'gpt2 q4_k decode 32': Object.assign(() => gpt2q4k(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2q4k }),

@@ -195,7 +195,7 @@ function rows(w) {
     const add = (id, title, workload, a, b, agree, extra = {}) => list.push({ id: `${env}:${id}`, env, title, workload: w[workload], a, b, agree, ...extra });
     add('bert-f32', 'BERT-base fill-mask, 128 tokens: f32 vs onnxruntime-web fp32', 'fill', WF('bert-base', 'f32', { bpw: 4 }), ORT('onnx/bert-fp32.onnx', 4));
     add('bert-q8', 'BERT-base fill-mask, 128 tokens: q8_0 vs onnxruntime-web int8', 'fill', WF('bert-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/bert-int8.onnx', 1));
-    add('gpt2-f32', 'GPT-2 small, 128-token prompt + greedy decode: f32 vs onnxruntime-web fp32', 'generate', WF('gpt2-base', 'f32', { bpw: 4 }), ORT('onnx/gpt2-fp32.onnx', 4));
+    add('gpt2-f32', 'GPT-2 small, 128-token prompt + greedy decode: f32 vs onnxruntime-web fp32', 'generate', WF('gpt2-base', 'f32', { bpw: 4, screen: 34 / 32 }), ORT('onnx/gpt2-fp32.onnx', 4));
     add('gpt2-q8', 'GPT-2 small, 128-token prompt + greedy decode: q8_0 vs onnxruntime-web int8', 'generate', WF('gpt2-base', 'q8_0', { bpw: 34 / 32 }), ORT('onnx/gpt2-int8.onnx', 1));
     // 4-bit: the f32 checkpoint converted at load (dtype 'q4_0' / 'q4_k'; the tied embeddings / output layer at q8_0),
     // its bytes per weight those it holds (model.info.weight_bytes)
@@ -204,7 +204,7 @@ function rows(w) {
     for (const [t, bpw] of [['f32', 4], ['q8_0', 34 / 32], ['q4_0', 18 / 32]])
       add(`gguf-${t}`, `GPT-2 small GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
         // wasmformer computes every file's matrices as stored (q4_0 by its integer GEMV below 16 rows)
-        WF(`gguf/gpt2-${t}.gguf`, undefined, { bpw, bpwHeld: true }), WLLAMA(`gguf/gpt2-${t}.gguf`, bpw), GEN_AGREE[t]);
+        WF(`gguf/gpt2-${t}.gguf`, undefined, { bpw, bpwHeld: true, ...(t === 'f32' && { screen: 34 / 32 }) }), WLLAMA(`gguf/gpt2-${t}.gguf`, bpw), GEN_AGREE[t]);
     // Llama-style decoders from GGUF, the same file on both sides: SmolLM2-135M's shape as llama.cpp's "llama"
     // architecture (grouped-query attention, SwiGLU, RMSNorm, RoPE on adjacent pairs after the converter's Q/K
     // permutation) and Qwen2.5-0.5B's as "qwen2" (Q/K/V biases, NeoX RoPE); both tied, GPT-2's 50257-token vocabulary
@@ -214,7 +214,7 @@ function rows(w) {
     // tensor in its own type on both sides
     for (const [t, bpw] of [['q8_0', 34 / 32], ['q4_0', 18 / 32], ['q4_k_m', q4kmBpw(llamaCfg)], ['f32', 4]])
       add(`llama-${t}`, `SmolLM2-135M shape (llama, GPT-2's vocabulary) GGUF ${t}, 128-token prompt + greedy decode: wasmformer vs wllama (same file)`, 'generate',
-        WF(`gguf/llama-${t}.gguf`, undefined, { bpw, bpwHeld: true }), WLLAMA(`gguf/llama-${t}.gguf`, bpw), GEN_AGREE[t], { work: work.llama, solo: true });
+        WF(`gguf/llama-${t}.gguf`, undefined, { bpw, bpwHeld: true, ...(t === 'f32' && { screen: 34 / 32 }) }), WLLAMA(`gguf/llama-${t}.gguf`, bpw), GEN_AGREE[t], { work: work.llama, solo: true });
     // 2 threads on both sides: wasmformer { threads: 2 }, wllama n_threads 2 (its pthreads; the probe counts the
     // workers each engine's worker started, and the row's own CPU use is given under the table). llama-q4_k_m-2t is opt-in.
     for (const [t, bpw, optIn] of [['q8_0', 34 / 32, false], ['q4_k_m', q4kmBpw(llamaCfg), true]])
@@ -280,7 +280,7 @@ const decoderWork = (c) => {
   const L = c.num_hidden_layers, E = c.hidden_size, F = c.intermediate_size, V = c.vocab_size;
   const D = c.head_dim ?? E / c.num_attention_heads, Q = c.num_attention_heads * D, KV = (c.num_key_value_heads ?? c.num_attention_heads) * D;
   const weights = L * (E * (Q + 2 * KV) + Q * E + 3 * E * F);
-  return { prefill: 2 * T * weights + 2 * L * T * (T + 1) * Q + 2 * E * V, decodeWeights: weights + E * V };
+  return { prefill: 2 * T * weights + 2 * L * T * (T + 1) * Q + 2 * E * V, decodeWeights: weights + E * V, decodeHead: E * V };
 };
 // Marian: the weights one decoder step reads (self-attention q, k, v, out; cross-attention q and out — its keys and
 // values are computed once per source; the MLP; the tied output layer); the 4 beams' step reads them once too.
@@ -299,6 +299,7 @@ const work = {
   fill: 2 * T * layerWeights(bert) + 4 * bert.L * T * T * bert.E + 2 * bert.E * (bert.E + bert.V),
   prefill: 2 * T * layerWeights(gpt) + 2 * gpt.L * T * (T + 1) * gpt.E + 2 * gpt.E * gpt.V,
   decodeWeights: layerWeights(gpt) + gpt.E * gpt.V,
+  decodeHead: gpt.E * gpt.V,  // the tied output layer's share
   // rows with another model than GPT-2 small carry theirs (row.work)
   llama: decoderWork(llamaCfg),
   qwen2: decoderWork(qwen2Cfg),
@@ -458,10 +459,11 @@ function lines(row, res, ceil) {
       const bpw = !spec.bpwHeld || s.info.weight_bytes == null ? spec.bpw
         : Math.max(s.info.borrows_file_bytes ? spec.bpw : 0, s.info.weight_bytes / wk.decodeWeights);
       // a greedy step that screens the output layer (spec.screen: its copy's bytes per weight) reads the copy, not the layer
+      // (translation's greedy steps; the decode rows whose output layer is f32)
       const stepBytes = tw && (spec.screen && key === 'greedy_ms' ? (row.work.stepWeights - row.work.headWeights) * (bpw ?? 4) + row.work.headWeights * spec.screen
         : row.work?.stepWeights * (bpw ?? 4));
       const pct = tw ? (100 * tw.options.max_new_tokens * stepBytes) / (m / 1e3) / 1e9 / c.read_gbs
-        : key === 'decode_tps' ? (100 * m * wk.decodeWeights * bpw) / 1e9 / c.read_gbs
+        : key === 'decode_tps' ? (100 * m * (spec.screen ? (wk.decodeWeights - wk.decodeHead) * bpw + wk.decodeHead * spec.screen : wk.decodeWeights * bpw)) / 1e9 / c.read_gbs
         : key === 'sentences_per_s' ? (100 * m * work.embed) / 1e9 / c.gflops
         : (100 * wk[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
       return { median: m, min: Math.min(...xs), max: Math.max(...xs), n: xs.length, pct, threads, threading: s.info.threading, dtype: s.info.dtype, bpw };
@@ -604,7 +606,7 @@ Medians of ${reps.runs} timed runs (min–max) after ${reps.warmup} warm-up runs
 × faster: how many times faster wasmformer is, from this run only. Machine ceilings, measured in this run (wasm probe in Node): ${ceilText}.
 % of ceiling: fill-mask and prefill, useful FLOPs (${fmt(work.fill / 1e9, 1)} and ${fmt(work.prefill / 1e9, 1)} GFLOP) over time against the mul+add ceiling (for int8/q8_0/q4_0 as f32-equivalent work);
 likewise embed (${fmt(work.embed / 1e9, 2)} GFLOP a text), classify (${fmt(work.classify / 1e9, 1)} GFLOP) and qa (${fmt(work.qa / 1e9, 1)} GFLOP); the peer's times of these include building its input tensors and the post-processing in JS (pooling, softmax, the answer span), not tokenizing;
-decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight) against read bandwidth; for the threads used.${
+decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight; wasmformer's greedy steps on an f32 output layer read its q8_0 copy instead, nn/head-screen.h) against read bandwidth; for the threads used.${
   plan.some((r) => r.work && r.work !== work.marian) ? `\nThe Llama-style rows count their own: llama (SmolLM2-135M shape) prefill ${fmt(work.llama.prefill / 1e9, 1)} GFLOP, ${fmt(work.llama.decodeWeights / 1e6, 1)} M weights a decode step; ` +
     `qwen2 (Qwen2.5-0.5B shape) ${fmt(work.qwen2.prefill / 1e9, 1)} GFLOP, ${fmt(work.qwen2.decodeWeights / 1e6, 1)} M weights (the tied embeddings as the LM head included); wasmformer's bytes per weight are the file's where it computes from the file's bytes as stored, else those of the copies it holds (a matrix converted at load counts its new type's bytes).` : ''}${
   plan.some((r) => r.workload?.task === 'translate') && work.marian ? `\nTranslation (${[...new Set(plan.filter((r) => r.workload?.task === 'translate').map((r) => r.id.split(':')[1]))].join(', ')}): a random MarianMTModel with opus-mt-en-de's shape (bench/peers/make_marian.py), one source sentence of ${w.translate?.ids.length} ids, ` +

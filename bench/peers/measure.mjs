@@ -391,7 +391,7 @@ const engines = {
       },
       // untimed: the same greedy generation with each token's log-probability (the model's TextGenerator)
       async check() {
-        const r = await gen.model.complete(w.prompt, { max_new_tokens: 1 + steps, do_sample: false, stop_at_eos: false });
+        const r = await gen.model.complete(w.prompt, { max_new_tokens: 1 + steps, do_sample: false, stop_at_eos: false, output_scores: true });
         return { ids: r.tokens.map((x) => x.id), logprobs: r.tokens.map((x) => x.logprob) };
       },
       memory: () => memoryOf(probes),
