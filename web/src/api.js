@@ -553,8 +553,8 @@ export class Model extends Handle {
   }
 
   // The engine's steps of one generation, in turn with the object's other calls: first { prompt, prompt_ids } (the
-  // prompt as rendered and tokenized), then { id, text, logprob } per token (logprob with output_scores), the last one with done and the whole
-  // result. input: a prompt, or { messages } (a chat, whose options options holds).
+  // prompt as rendered and tokenized), then { id, text, logprob } per token (logprob with output_scores), the last
+  // one with done and the whole result. input: a prompt, or { messages } (a chat, whose options options holds).
   async *_steps(input, options, signal) {
     let release;
     const turn = new Promise((r) => (release = r));
