@@ -460,10 +460,10 @@ function lines(row, res, ceil) {
         : Math.max(s.info.borrows_file_bytes ? spec.bpw : 0, s.info.weight_bytes / wk.decodeWeights);
       // a greedy step that screens the output layer (spec.screen: its copy's bytes per weight) reads the copy, not the layer
       // (translation's greedy steps; the decode rows whose output layer is f32)
-      const stepBytes = tw && (spec.screen && key === 'greedy_ms' ? (row.work.stepWeights - row.work.headWeights) * (bpw ?? 4) + row.work.headWeights * spec.screen
-        : row.work?.stepWeights * (bpw ?? 4));
+      const bytes = (weights, head, screened) => (screened ? (weights - head) * (bpw ?? 4) + head * spec.screen : weights * (bpw ?? 4));
+      const stepBytes = tw && bytes(row.work.stepWeights, row.work.headWeights, spec.screen && key === 'greedy_ms');
       const pct = tw ? (100 * tw.options.max_new_tokens * stepBytes) / (m / 1e3) / 1e9 / c.read_gbs
-        : key === 'decode_tps' ? (100 * m * (spec.screen ? (wk.decodeWeights - wk.decodeHead) * bpw + wk.decodeHead * spec.screen : wk.decodeWeights * bpw)) / 1e9 / c.read_gbs
+        : key === 'decode_tps' ? (100 * m * bytes(wk.decodeWeights, wk.decodeHead, spec.screen)) / 1e9 / c.read_gbs
         : key === 'sentences_per_s' ? (100 * m * work.embed) / 1e9 / c.gflops
         : (100 * wk[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
       return { median: m, min: Math.min(...xs), max: Math.max(...xs), n: xs.length, pct, threads, threading: s.info.threading, dtype: s.info.dtype, bpw };

@@ -1,6 +1,8 @@
 // Fill-mask and generation end to end (text in, text out) on the fixtures, and the sampler's rules.
 #include <catch2/catch.hpp>
+#include <functional>
 #include <map>
+#include <tuple>
 
 #include "helpers.h"
 #include "tasks/fill-mask.h"
@@ -209,6 +211,8 @@ TEST_CASE("generation: greedy steps without scores screen the output layer: the 
                     REQUIRE(bool(a) == bool(b));
                     if (!a) break;
                     CHECK(a->id == b->id);
+                    CHECK(fast.screened() == screened);
+                    CHECK_FALSE(full.screened());  // scores need every logit
                     CHECK_FALSE(a->logprob);
                     CHECK(b->logprob.value() <= 0.0);
                     if (screened) fewer += lm.screen()->candidates() < lm.output_layer().w.n_rows;
@@ -218,14 +222,18 @@ TEST_CASE("generation: greedy steps without scores screen the output layer: the 
             }
         if (screened) CHECK(fewer > 0);
     }
-    // a repetition penalty moves logits: the full layer, scored or not
-    {
+    // a repetition penalty moves logits (the bounds hold for the model's own) and sampling needs every logit: the
+    // full layer; temperature 0 is greedy, and screened
+    for (const auto& [what, set, want] : std::vector<std::tuple<std::string, std::function<void(wf::generation_params&)>, bool>>{
+             {"repetition_penalty", [](wf::generation_params& p) { p.sampling.repetition_penalty = 1.3f; }, false},
+             {"do_sample", [](wf::generation_params& p) { p.sampling.do_sample = true; }, false},
+             {"temperature 0", [](wf::generation_params& p) { p.sampling.do_sample = true, p.sampling.temperature = 0.0f; }, true}}) {
+        INFO(what);
         wf::generation_params p;
-        p.max_new_tokens = 8;
-        p.sampling.repetition_penalty = 1.3f;
-        const std::string penalized = run(gpt2(), "Once upon a time", p);
-        p.output_scores = true;
-        CHECK(run(gpt2(), "Once upon a time", p) == penalized);
+        p.max_new_tokens = 4;
+        set(p);
+        wf::generation g(gpt2(), "Once upon a time", p);
+        while (g.step()) CHECK(g.screened() == want);
     }
     wf::head_screen::min_rows = min_rows;
     wf::head_screen::steps_before = steps_before;

@@ -51,6 +51,14 @@ public:
     // where the bounds do not rule out 15/16 of them or x is not all finite — and −inf elsewhere. The processors run
     // again on scores and its arg-max is the full logits' (−1 where every token is excluded).
     void exact(const float* x, std::span<const float> a, std::span<float> scores) const;
+    // exact() with the caller's processors that only exclude tokens (exclude(span) sets −inf), run where they must:
+    // on a (in place) before the bounds, and again on scores. How greedy steps call it.
+    template <class Exclude>
+    void exact(const float* x, std::span<float> a, std::span<float> scores, Exclude&& exclude) const {
+        exclude(a);
+        exact(x, std::span<const float>(a), scores);
+        exclude(scores);
+    }
 
     // One row of activations as the bounds take it: finite (else the full layer), and the coefficients of the bound
     // |l_r − a_r| ≤ ‖w_r − ŵ_r‖·alpha + ‖ŵ_r‖·beta + c·|a_r| (head-screen.cpp: measure).

@@ -165,27 +165,24 @@ std::optional<generated_token> generation::step(const cancel_fn* cancel, forward
     // the state's logits, changed in place: ids the tokenizer cannot name, then penalties; the log-probability
     // (output_scores) is the model's own, read before the changes
     generated_token t{0, "", std::nullopt};
-    int32_t id;
     if (screen_) {  // the screen's approximate logits and bounds, then in full those that can hold the maximum
         const int64_t V = screen_->copy().n_rows;
         screen_->approximate(hidden_.data(), 1, approx_);
-        exclude(std::span<float>(approx_.data(), size_t(V)));
         if (state_.logits.size() < size_t(V)) state_.logits.resize(size_t(V));
         const std::span<float> l(state_.logits.data(), size_t(V));
-        screen_->exact(hidden_.data(), std::span<const float>(approx_.data(), size_t(V)), l);
-        exclude(l);
-        id = sampler_.pick(l);
+        screen_->exact(hidden_.data(), std::span<float>(approx_.data(), size_t(V)), l, [&](std::span<float> v) { exclude(v); });
+        t.id = sampler_.pick(l);
     } else {
         std::span<float> l(state_.logits.data(), logits_.size());
         const double lse = p_.output_scores ? log_sum_exp(l) : 0.0;
         exclude(l);
-        id = sampler_.pick(l);
+        t.id = sampler_.pick(l);
         if (p_.output_scores) {
-            const float raw = sampler_.original_logit(l, id);
+            const float raw = sampler_.original_logit(l, t.id);
             t.logprob = double(std::isnan(raw) ? -INFINITY : raw) - lse;
         }
     }
-    t.id = id;
+    const int32_t id = t.id;
     ids_.push_back(id);
     history_.push_back(id);
     const bool eos = p_.stop_at_eos && is_end(id);

@@ -63,6 +63,9 @@ public:
     const std::vector<int32_t>& prompt_ids() const { return prompt_; }
     const std::vector<int32_t>& ids() const { return ids_; }
     int64_t reused_tokens() const { return reused_; }  // prompt tokens whose keys and values came from the prior cache
+    // Whether the last step chose through the output layer's screen (greedy, unscored, no repetition penalty, and a
+    // model that has one; nn/head-screen.h).
+    bool screened() const { return screen_ != nullptr; }
     // The cache and its tokens, for the next generation; this one is over.
     generation_cache release_cache();
 

@@ -135,9 +135,7 @@ void choose_screened(const head_screen& sc, const seq2seq_params& p, std::span<s
     scores.resize(size_t(V));
     for (int64_t i = 0; i < n; ++i) {
         const std::span<float> a(st.logits.data() + i * V, size_t(V));
-        process(p, hs[size_t(i)]->ids, a, max_length, false);
-        sc.exact(x.data() + i * E, a, scores);
-        process(p, hs[size_t(i)]->ids, scores, max_length, false);
+        sc.exact(x.data() + i * E, a, scores, [&](std::span<float> l) { process(p, hs[size_t(i)]->ids, l, max_length, false); });
         append(p, *hs[size_t(i)], int32_t(argmax(scores.data(), V)));
     }
 }

@@ -581,8 +581,9 @@ export class Model extends Handle {
       for (;;) {
         const s = await this._call('generateStep', {}, signal);
         if (s.attention) attention = { layer: s.attention_layer, heads: this.info.n_head, data: s.attention };
-        const step = { id: s.id, text: s.text ?? '', ...(s.logprob !== undefined && { logprob: s.logprob }), done: s.done };
-        if (s.id !== undefined) tokens.push({ id: s.id, text: step.text, ...(s.logprob !== undefined && { logprob: s.logprob }) });
+        const logprob = s.logprob !== undefined ? { logprob: s.logprob } : {};  // with output_scores
+        const step = { id: s.id, text: s.text ?? '', ...logprob, done: s.done };
+        if (s.id !== undefined) tokens.push({ id: s.id, text: step.text, ...logprob });
         text += step.text;
         if (s.done) {
           const seconds = (now() - t0) / 1000;
