@@ -16,6 +16,7 @@
 #include <vector>
 #include "kernels/simd.h"
 
+#include "kernels/cold.h"
 #include "kernels/kernels.h"
 
 namespace wf {
@@ -168,9 +169,14 @@ void attention_blocked(const attention_args& a) {
 // 8.2–8.7 GB/s, ~90 % of the machine's read bandwidth (blocks of 8 keys for P·V: 4 or 16–32 were 3–10 % slower).
 //   scores: per block of W keys and per head, W dot products side by side over d, ended by one transposing sum
 //           (xsimd::haddp) — no horizontal sum per key;
-//   then per head the twin's masking, bias, soft cap and softmax;
+//   then per head the twin's masking, bias, soft cap and softmax (a plain causal step, with none of them and every
+//           key in range, only the scale, as vectors);
 //   out:    per block of KB keys and per head, OV vectors of the head's output at a time held in registers across
 //           the block's keys, then added to out.
+// The loops step pointers (clang's wasm target has no loop strength reduction: an index costs V8 an address
+// computation per load), and a plain step's scores skip the per-key masking loop: in Node on Zen 4 (AMD EPYC), one
+// cached layer of GPT-2 small at 160 keys went from 37–49 to 34–38 ns per head and key (a probe linking attention.cpp
+// alone, alternating; 12 layers' caches, ~12 MB, hot or cold alike — these loops are bound by their instructions).
 constexpr int64_t OV = 8;   // output vectors per pass over a block's keys
 constexpr int64_t KB = 8;  // keys per block of the P·V pass
 
@@ -180,10 +186,11 @@ void add_weighted_rows(const float* p, const float* v, int64_t ld_v, int64_t j0,
     B acc[N];
     for (int c = 0; c < N; ++c) acc[c] = B::load_unaligned(o + c * W);
     const float* vj = v + j0 * ld_v;
-    for (int64_t j = j0; j < j1; ++j, vj += ld_v) {
-        if (p[j] == 0.0f) continue;  // masked (never read: a padding row may hold anything) or negligible
-        const B pj(p[j]);
-        for (int c = 0; c < N; ++c) acc[c] = xsimd::fma(pj, B::load_unaligned(vj + c * W), acc[c]);
+    const float* pj = p + j0;
+    for (const float* const pe = p + j1; pj != pe; ++pj, vj += ld_v) {
+        if (*pj == 0.0f) continue;  // masked (never read: a padding row may hold anything) or negligible
+        const B w(*pj);
+        for (int c = 0; c < N; ++c) acc[c] = xsimd::fma(w, B::load_unaligned(vj + c * W), acc[c]);
     }
     for (int c = 0; c < N; ++c) acc[c].store_unaligned(o + c * W);
 }
@@ -204,22 +211,33 @@ void attention_rows(const attention_args& a) {
             for (int h = h0; h < h1; ++h) {
                 const float* qh = q + h * D;
                 const float* k = a.k + j * a.ld_k + int64_t(h / group) * D;
+                const float* qd = qh;
+                const float* kr[W];  // the W keys' rows, as pointers that step
                 B acc[W];
-                for (int64_t r = 0; r < W; ++r) acc[r] = B(0.0f);
-                for (int64_t d = 0; d < Dv; d += W) {
-                    const B qd = B::load_unaligned(qh + d);
-                    for (int64_t r = 0; r < W; ++r) acc[r] = xsimd::fma(qd, B::load_unaligned(k + r * a.ld_k + d), acc[r]);
+                for (int64_t r = 0; r < W; ++r) kr[r] = k + r * a.ld_k, acc[r] = B(0.0f);
+                for (const float* const qe = qd + Dv; qd != qe; qd += W) {
+                    const B x = B::load_unaligned(qd);
+                    for (int64_t r = 0; r < W; ++r) acc[r] = xsimd::fma(x, B::load_unaligned(kr[r]), acc[r]), kr[r] += W;
                 }
                 float* sh = s + (h - h0) * n_kv + j;
                 xsimd::haddp(acc).store_unaligned(sh);
-                for (int64_t r = 0; r < W; ++r)
-                    for (int64_t d = Dv; d < D; ++d) sh[r] += qh[d] * k[r * a.ld_k + d];
+                    for (int64_t d = Dv; d < D; ++d)  // (each sum in the order of d, as the twin's)
+                    for (int64_t r = 0; r < W; ++r) sh[r] += qh[d] * k[r * a.ld_k + d];
             }
         for (; j <= last; ++j)
             for (int h = h0; h < h1; ++h) s[(h - h0) * n_kv + j] = dot(q + h * D, a.k + j * a.ld_k + int64_t(h / group) * D, D);
+        const bool plain = !a.bias && a.softcap <= 0.0f && !a.key_valid && first == 0 && last == n_kv - 1;
         for (int h = h0; h < h1; ++h) {
             float* sh = s + (h - h0) * n_kv;
-            for (j = 0; j < n_kv; ++j) sh[j] = visible(a, j, first, last) ? finish_score(a, h, i, j, sh[j]) : -INFINITY;
+            if (plain) {
+                j = 0;
+                WF_NO_UNROLL
+                for (; j + W <= n_kv; j += W) (B::load_unaligned(sh + j) * B(a.scale)).store_unaligned(sh + j);
+                WF_SCALAR_LOOP
+                for (; j < n_kv; ++j) sh[j] *= a.scale;
+            } else {
+                for (j = 0; j < n_kv; ++j) sh[j] = visible(a, j, first, last) ? finish_score(a, h, i, j, sh[j]) : -INFINITY;
+            }
             softmax(sh, n_kv);
             if (a.probs) std::memcpy(a.probs + (h * a.n_q + i) * n_kv, sh, size_t(n_kv) * sizeof(float));
             std::fill_n(a.out + i * a.ld_out + h * D, D, 0.0f);
@@ -234,7 +252,7 @@ void attention_rows(const attention_args& a) {
                 int64_t e = 0;
                 for (; e + OV * W <= D; e += OV * W) add_weighted_rows<OV>(p, v + e, a.ld_v, j0, j1, o + e);
                 for (; e + W <= D; e += W) add_weighted_rows<1>(p, v + e, a.ld_v, j0, j1, o + e);
-                for (; e < D; ++e)
+                    for (; e < D; ++e)
                     for (j = j0; j < j1; ++j)
                         if (p[j] != 0.0f) o[e] += p[j] * v[j * a.ld_v + e];
             }

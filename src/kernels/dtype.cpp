@@ -25,7 +25,7 @@ void half_to_f32(const uint8_t* src, float* dst, int64_t n) {
     }
 }
 template <uint16_t (*Narrow)(float)>
-void half_from_f32(const float* src, uint8_t* dst, int64_t n) {
+WF_COLD void half_from_f32(const float* src, uint8_t* dst, int64_t n) {
     for (int64_t i = 0; i < n; ++i) {
         const uint16_t h = Narrow(src[i]);
         std::memcpy(dst + 2 * i, &h, 2);
@@ -121,13 +121,13 @@ constexpr const char* kGgmlNames[] = {"F32",   "F16",    "Q4_0",    "Q4_1",  "",
 
 const dtype_traits& traits(dtype t) { return kTraits[size_t(t)]; }
 
-std::optional<dtype> dtype_from_ggml(uint32_t ggml_type) {
+WF_COLD std::optional<dtype> dtype_from_ggml(uint32_t ggml_type) {
     for (dtype t : all_dtypes)
         if (traits(t).ggml_type == ggml_type) return t;
     return std::nullopt;
 }
 
-std::optional<dtype> dtype_from_name(std::string_view name) {
+WF_COLD std::optional<dtype> dtype_from_name(std::string_view name) {
     for (dtype t : all_dtypes) {
         const std::string_view n = traits(t).name;
         if (n.size() == name.size() &&
