@@ -14,8 +14,13 @@
 namespace wf {
 namespace {
 
-// One operation at a time: the caller publishes a job (a generation number wakes the workers), every thread takes
-// ranges from an atomic counter until none is left, the last one to finish wakes the caller.
+// One operation at a time: the caller publishes a job (a generation number the workers watch), every thread takes
+// ranges from an atomic counter until none is left, and the caller waits until the last one is done. A thread that
+// waits spins first (spin_for), then sleeps on a condition variable: a decode step runs one operation per matrix
+// and per attention — GPT-2 small ~50, SmolLM2-135M ~200 a token, each 10–100 µs of work — and a sleeping
+// thread's wake-up (a futex, Atomics.wait in wasm) took about as long as the work it was woken for. With sleeping
+// waits only, SmolLM2-135M's q8_0 decode in Node ran slower on 2 threads than on 1 (13.6 against 11.7 ms a token);
+// nn/ops.cpp's min_range_work has the numbers since. A spin is bounded (spin_for), so idle threads soon sleep.
 class pool {
 public:
     ~pool() { resize(1); }
@@ -28,7 +33,7 @@ public:
             {
                 std::lock_guard<std::mutex> lock(m_);
                 stop_ = true;
-                ++generation_;
+                generation_.fetch_add(1);
             }
             wake_.notify_all();
             for (auto& t : workers_) t.join();
@@ -37,7 +42,7 @@ public:
         }
         while (int(workers_.size()) < n - 1) {
             try {
-                workers_.emplace_back([this, seen = generation_]() mutable { work(seen); });
+                workers_.emplace_back([this, seen = generation_.load()]() mutable { work(seen); });
             } catch (const std::system_error&) {
                 break;  // no threads here (a wasm build without pthreads): keep what we have
             }
@@ -49,25 +54,38 @@ public:
         const int64_t chunks = (n + grain - 1) / grain;
         // about two ranges per thread: enough to even out, few enough to keep each range long
         const int64_t per = std::max<int64_t>(1, chunks / (2 * size())) * grain;
+        fn_ = &fn;
+        n_ = n;
+        step_ = per;
+        error_ = nullptr;
+        next_.store(0, std::memory_order_relaxed);
+        busy_.store(int(workers_.size()) + 1, std::memory_order_relaxed);
+        bool sleeping;
         {
+            // under the lock: a worker that checked the generation before this and is about to sleep is counted
             std::lock_guard<std::mutex> lock(m_);
-            fn_ = &fn;
-            n_ = n;
-            step_ = per;
-            next_.store(0);
-            busy_ = int(workers_.size()) + 1;
-            error_ = nullptr;
-            ++generation_;
+            generation_.fetch_add(1, std::memory_order_release);
+            sleeping = sleepers_ > 0;
         }
-        wake_.notify_all();
+        if (sleeping) wake_.notify_all();
         take_ranges();
-        std::unique_lock<std::mutex> lock(m_);
-        if (--busy_ > 0) done_.wait(lock, [&] { return busy_ == 0; });
+        if (busy_.fetch_sub(1, std::memory_order_acq_rel) != 1 && !spin_for([&] { return busy_.load(std::memory_order_acquire) == 0; })) {
+            std::unique_lock<std::mutex> lock(m_);
+            done_.wait(lock, [&] { return busy_.load(std::memory_order_acquire) == 0; });
+        }
         fn_ = nullptr;
         if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
     }
 
 private:
+    // Spins until ready() (true) or about 2^17 checks (~0.1–0.3 ms) have gone by (false).
+    template <class Ready>
+    static bool spin_for(Ready ready) {
+        for (int i = 0; i < (1 << 17); ++i)
+            if (ready()) return true;
+        return false;
+    }
+
     void take_ranges() {
         for (;;) {
             const int64_t b = next_.fetch_add(step_);
@@ -83,27 +101,33 @@ private:
 
     void work(uint64_t seen) {
         for (;;) {
-            {
+            const auto moved = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+            if (!spin_for(moved)) {
                 std::unique_lock<std::mutex> lock(m_);
-                wake_.wait(lock, [&] { return generation_ != seen; });
-                seen = generation_;
-                if (stop_) return;
+                ++sleepers_;
+                wake_.wait(lock, moved);
+                --sleepers_;
             }
+            seen = generation_.load(std::memory_order_acquire);
+            if (stop_) return;
             take_ranges();
-            std::lock_guard<std::mutex> lock(m_);
-            if (--busy_ == 0) done_.notify_one();
+            if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+                std::lock_guard<std::mutex> lock(m_);  // the caller checks busy_ under it before it sleeps
+                done_.notify_one();
+            }
         }
     }
 
     std::vector<std::thread> workers_;
     std::mutex m_;
     std::condition_variable wake_, done_;
-    uint64_t generation_ = 0;
+    std::atomic<uint64_t> generation_{0};
+    int sleepers_ = 0;  // workers asleep on wake_ (under m_)
     bool stop_ = false;
     const range_fn* fn_ = nullptr;
     int64_t n_ = 0, step_ = 1;
     std::atomic<int64_t> next_{0};
-    int busy_ = 0;
+    std::atomic<int> busy_{0};
     std::exception_ptr error_;
 };
 

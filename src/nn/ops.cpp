@@ -12,10 +12,13 @@ namespace wf {
 namespace {
 // Below this many multiply-adds an operation runs on the caller: waking threads costs more than it saves.
 constexpr int64_t min_parallel_work = 1 << 16;
-// A matrix product's column ranges hold at least this many multiply-adds each (tens of microseconds in wasm), so
-// that decode's small products (SmolLM2's 576 × 576 at one token) stay on the caller; waking a worker for a few
-// microseconds of work made 2-thread decode slower than 1 thread (88 → 61 tokens/s, Chromium, q8_0).
-constexpr int64_t min_range_work = 1 << 19;
+// A matrix product's column ranges hold at least this many multiply-adds each (a few microseconds in wasm). It was
+// 2^19, which kept decode's small products (SmolLM2's 576 × 576 at one token) on the caller while waking a sleeping
+// worker cost more than they took (2-thread decode had been slower than 1 thread: 88 → 61 tokens/s, Chromium, q8_0);
+// since the pool's threads spin a while before they sleep (kernels/parallel.cpp), those products split too.
+// SmolLM2-135M's shape at 2 threads in Node (a 128-token prompt, 64 tokens; two builds alternating): q8_0 decode
+// 11.9 → 9.5 ms a token (1 thread: 14.0, the same run's machine), Q4_K_M 16.8 → 11.7; GPT-2 small q4_0 10.3 → 7.9.
+constexpr int64_t min_range_work = 1 << 16;
 }  // namespace
 
 void apply(const linear& l, const float* x, int64_t T, float* y) {
