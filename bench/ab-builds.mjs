@@ -1,10 +1,10 @@
-// `node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N] [--env node|chromium]`: two builds of the engine in one process,
+// `node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N] [--env node|chromium] [--threads N]`: two builds of the engine in one process,
 // alternating (A B, then B A, …), on the engine alone — what a change to the engine bought, without a peer:
 // text-classification of one 32-token text (DistilBERT-base), fill-mask at 128 tokens (BERT-base), and a 128-token
-// GPT-2 small prompt + one token in f32 and at q8_0, an 8-token prompt + 32 greedy tokens in f32, at q8_0, q4_0 and q4_k (decode), Marian (opus-mt-en-de shape) translating npm run bench's sentence, greedy and 4 beams, f32, and npm run bench's embed (32 texts × 64 tokens, all-MiniLM-L6-v2's shape) and qa (384 tokens, DistilBERT-base's) rows (bench/ab-work.mjs). ROOT_A and ROOT_B are checkouts whose dist/
+// GPT-2 small prompt + one token in f32 and at q8_0, an 8-token prompt + 32 greedy tokens in f32, at q8_0, q4_0 and q4_k (decode) and on SmolLM2-135M's shape at q8_0 (its GGUF), Marian (opus-mt-en-de shape) translating npm run bench's sentence, greedy and 4 beams, f32, and npm run bench's embed (32 texts × 64 tokens, all-MiniLM-L6-v2's shape) and qa (384 tokens, DistilBERT-base's) rows (bench/ab-work.mjs). ROOT_A and ROOT_B are checkouts whose dist/
 // holds a build (`npm run build:wasm`, or only `cmake --build build/wasm --target wasmformer-js` and its
 // wasmformer.mjs / .wasm copied over another dist/); each needs node_modules (a symlink to this checkout's will do).
-// Models from build/bench-models (npm run bench makes them). worker: false, threads: 1, cache: false. --env chromium
+// Models from build/bench-models (npm run bench makes them). worker: false, threads: 1 (--threads N: N, Node only), cache: false. --env chromium
 // runs both in one page of headless Chromium (bench/ab-page.html; relaxed SIMD where Chromium has it — the line
 // printed says which each build ran); Node 20 runs SIMD128 only. Prints the median and quartiles of each, per build, and of B's time over A's
 // per round. WF_AB_ONLY=marian,decode times only the workloads whose names contain one of those words (and
@@ -19,19 +19,21 @@ import { compare } from './ab-work.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
-let rounds = 6, env = 'node';
+let rounds = 6, env = 'node', threads = 1;
 const roots = [];
 for (let i = 0; i < args.length; i++) {
   if (args[i] === '--rounds') rounds = Number(args[++i]);
   else if (args[i] === '--env') env = args[++i];
+  else if (args[i] === '--threads') threads = Number(args[++i]);
   else roots.push(path.resolve(args[i]));
 }
-if (roots.length !== 2 || !(Number.isInteger(rounds) && rounds >= 1) || !['node', 'chromium'].includes(env)) {
-  console.error('usage: node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N] [--env node|chromium]');
+if (roots.length !== 2 || !(Number.isInteger(rounds) && rounds >= 1) || !['node', 'chromium'].includes(env) ||
+    !(Number.isInteger(threads) && threads >= 1) || (threads > 1 && env !== 'node')) {
+  console.error('usage: node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N] [--env node|chromium] [--threads N (Node)]');
   process.exit(2);
 }
 const names = ['A', 'B'];
-const opts = { worker: false, threads: 1, cache: false };
+const opts = { worker: false, threads, cache: false };
 
 const { ms, simd } = env === 'node'
   ? await compare({ A: await import(path.join(roots[0], 'web/src/index.node.js')), B: await import(path.join(roots[1], 'web/src/index.node.js')) },

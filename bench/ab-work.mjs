@@ -20,6 +20,8 @@ async function load(wf, source, opts) {
   const gpt2q8 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q8_0' });
   const gpt2q4 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q4_0' });
   const gpt2q4k = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q4_k' });
+  // SmolLM2-135M's shape (npm run bench's llama rows): 30 layers of small products, ~200 operations a decode step
+  const llama = await wf.pipeline('text-generation', source('gguf/llama-q8_0.gguf'), opts);
   // Marian (opus-mt-en-de's shape): npm run bench's source sentence and options (</s> banned: 32 tokens every run)
   const marian = await wf.Model.load(source('marian-en-de'), opts);
   // npm run bench's embed and qa rows: 32 texts of 62 words (64 tokens) on all-MiniLM-L6-v2's shape, mean pooling and
@@ -40,6 +42,7 @@ async function load(wf, source, opts) {
     'gpt2 q8_0 decode 32': Object.assign(() => gpt2q8(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
     'gpt2 q4_0 decode 32': Object.assign(() => gpt2q4(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2q4 }),
     'gpt2 q4_k decode 32': Object.assign(() => gpt2q4k(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2q4k }),
+    'llama q8_0 decode 32': Object.assign(() => llama(short, { max_new_tokens: 32, do_sample: false }), { model: llama }),
     embed: Object.assign(() => embed(texts, { pooling: 'mean', normalize: true }), { model: embed }),
     qa: Object.assign(() => qa(question, context, { max_seq_len: 384 }), { model: qa }),
     'marian greedy': Object.assign(() => translate(1), { model: marian }),
