@@ -16,7 +16,6 @@
 #include <vector>
 #include "kernels/simd.h"
 
-#include "kernels/cold.h"
 #include "kernels/kernels.h"
 
 namespace wf {
@@ -48,6 +47,12 @@ float finish_scaled(const attention_args& a, int h, int64_t i, int64_t j, float 
 
 // … from its dot product: scaled first.
 float finish_score(const attention_args& a, int h, int64_t i, int64_t j, float dot) { return finish_scaled(a, h, i, j, dot * a.scale); }
+
+// Whether a query that sees keys first … last needs the per-key pass of finish_scaled and the masks: a bias, a soft cap,
+// padding, or keys out of its range. Otherwise its scaled scores are final (an encoder's unpadded text, a decode step).
+bool masked(const attention_args& a, int64_t first, int64_t last) {
+    return a.bias || a.softcap > 0.0f || a.key_valid || first > 0 || last < a.n_kv - 1;
+}
 
 // The scalar twin (ref::attention).
 void attention_twin(const attention_args& a) {
@@ -127,7 +132,7 @@ void attention_blocked(const attention_args& a) {
             for (int64_t r = 0; r < qn; ++r) {
                 const int64_t i = i0 + r;
                 float* sr = s + r * ld_s;
-                if (a.bias || a.softcap > 0.0f || a.key_valid || first[r] > 0 || last[r] < n_kv - 1)
+                if (masked(a, first[r], last[r]))
                     for (int64_t j = 0; j < n_kv; ++j) sr[j] = visible(a, j, first[r], last[r]) ? finish_scaled(a, h, i, j, sr[j]) : -INFINITY;
                 softmax(sr, n_kv);
                 if (a.probs) std::memcpy(a.probs + (h * a.n_q + i) * n_kv, sr, size_t(n_kv) * sizeof(float));
@@ -166,15 +171,14 @@ void attention_blocked(const attention_args& a) {
 // keys lie a whole row apart (3 KB in GPT-2 small), a stride that the CPU's prefetchers do not follow: read head by
 // head, GPT-2 small's step at 160 cached keys took 3.2 ms in Node, 4.2 GB/s (wf-bench-kernels attention). Here the
 // keys are read in the order they are stored instead, a block of rows at a time across all heads: 1.35–1.45 ms,
-// 8.2–8.7 GB/s, ~90 % of the machine's read bandwidth (blocks of 8 keys for P·V: 4 or 16–32 were 3–10 % slower).
+// 8.2–8.7 GB/s on an Intel Xeon VM of an earlier session (blocks of 8 keys for P·V: 4 or 16–32 were 3–10 % slower).
 //   scores: per block of W keys and per head, W dot products side by side over d, ended by one transposing sum
-//           (xsimd::haddp) — no horizontal sum per key;
-//   then per head the twin's masking, bias, soft cap and softmax (a plain causal step, with none of them and every
-//           key in range, only the scale, as vectors);
+//           (xsimd::haddp) — no horizontal sum per key — and scaled as the twin scales each dot product;
+//   then per head, where masked(), the twin's masking, bias and soft cap; softmax;
 //   out:    per block of KB keys and per head, OV vectors of the head's output at a time held in registers across
 //           the block's keys, then added to out.
 // The loops step pointers (clang's wasm target has no loop strength reduction: an index costs V8 an address
-// computation per load), and a plain step's scores skip the per-key masking loop: in Node on Zen 4 (AMD EPYC), one
+// computation per load), and a step that needs no masks skips the per-key pass: in Node on Zen 4 (AMD EPYC), one
 // cached layer of GPT-2 small at 160 keys went from 37–49 to 34–38 ns per head and key (a probe linking attention.cpp
 // alone, alternating; 12 layers' caches, ~12 MB, hot or cold alike — these loops are bound by their instructions).
 constexpr int64_t OV = 8;   // output vectors per pass over a block's keys
@@ -221,23 +225,16 @@ void attention_rows(const attention_args& a) {
                 }
                 float* sh = s + (h - h0) * n_kv + j;
                 xsimd::haddp(acc).store_unaligned(sh);
-                    for (int64_t d = Dv; d < D; ++d)  // (each sum in the order of d, as the twin's)
+                for (int64_t d = Dv; d < D; ++d)  // (each sum in the order of d, as the twin's)
                     for (int64_t r = 0; r < W; ++r) sh[r] += qh[d] * k[r * a.ld_k + d];
+                (B::load_unaligned(sh) * B(a.scale)).store_unaligned(sh);
             }
         for (; j <= last; ++j)
-            for (int h = h0; h < h1; ++h) s[(h - h0) * n_kv + j] = dot(q + h * D, a.k + j * a.ld_k + int64_t(h / group) * D, D);
-        const bool plain = !a.bias && a.softcap <= 0.0f && !a.key_valid && first == 0 && last == n_kv - 1;
+            for (int h = h0; h < h1; ++h) s[(h - h0) * n_kv + j] = dot(q + h * D, a.k + j * a.ld_k + int64_t(h / group) * D, D) * a.scale;
         for (int h = h0; h < h1; ++h) {
             float* sh = s + (h - h0) * n_kv;
-            if (plain) {
-                j = 0;
-                WF_NO_UNROLL
-                for (; j + W <= n_kv; j += W) (B::load_unaligned(sh + j) * B(a.scale)).store_unaligned(sh + j);
-                WF_SCALAR_LOOP
-                for (; j < n_kv; ++j) sh[j] *= a.scale;
-            } else {
-                for (j = 0; j < n_kv; ++j) sh[j] = visible(a, j, first, last) ? finish_score(a, h, i, j, sh[j]) : -INFINITY;
-            }
+            if (masked(a, first, last))
+                for (j = 0; j < n_kv; ++j) sh[j] = visible(a, j, first, last) ? finish_scaled(a, h, i, j, sh[j]) : -INFINITY;
             softmax(sh, n_kv);
             if (a.probs) std::memcpy(a.probs + (h * a.n_q + i) * n_kv, sh, size_t(n_kv) * sizeof(float));
             std::fill_n(a.out + i * a.ld_out + h * D, D, 0.0f);
@@ -252,7 +249,7 @@ void attention_rows(const attention_args& a) {
                 int64_t e = 0;
                 for (; e + OV * W <= D; e += OV * W) add_weighted_rows<OV>(p, v + e, a.ld_v, j0, j1, o + e);
                 for (; e + W <= D; e += W) add_weighted_rows<1>(p, v + e, a.ld_v, j0, j1, o + e);
-                    for (; e < D; ++e)
+                for (; e < D; ++e)
                     for (j = j0; j < j1; ++j)
                         if (p[j] != 0.0f) o[e] += p[j] * v[j * a.ld_v + e];
             }

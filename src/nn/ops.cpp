@@ -30,7 +30,7 @@ void apply(const linear& l, const float* x, int64_t T, float* y) {
     int64_t grain = (std::max<int64_t>(24, min_range_work / (T * K)) + 23) / 24 * 24;
     // quantized weights from 16 rows of x on: each range quantizes and packs all of x first (the integer tiles'
     // activations), so one range per thread, not two
-    if (T >= 16 && traits(W.type).block > 1) grain = std::max(grain, (N + 24 * thread_count() - 1) / (24 * thread_count()) * 24);
+    if (T >= 16 && matmul_quantizes_activations(W.type, T)) grain = std::max(grain, (N + 24 * thread_count() - 1) / (24 * thread_count()) * 24);
     parallel_for(N, grain, [&](int64_t n0, int64_t n1) { matmul(x, T, K, W, l.b, y, N, n0, n1); });
 }
 
