@@ -3,7 +3,7 @@
 // build/bench-models/name is), times them alternating and returns { ms: { A: { work: ms[] }, B: … }, simd: [A's, B's] }.
 const words = 'the quick brown fox jumps over the lazy dog and then it runs far away into the deep dark forest where nobody can'.split(' ');
 const text = (n, mask = -1) => Array.from({ length: n }, (_, i) => (i === mask ? '[MASK]' : words[i % words.length])).join(' ');
-const classifyText = text(words.length), fillText = text(120, 60), prompt = text(128), short = text(8);
+const classifyText = text(words.length), fillText = text(120, 60), prompt = text(128), short = text(8), long = text(600);
 const texts = Array.from({ length: 32 }, (_, t) => Array.from({ length: 62 }, (_, i) => words[(i + t) % words.length]).join(' '));
 const question = text(10) + '?', context = text(369) + '.';  // with [CLS] and two [SEP]: 384 tokens, one window
 
@@ -42,6 +42,13 @@ async function load(wf, source, opts) {
     'gpt2 q8_0 decode 32': Object.assign(() => gpt2q8(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
     'gpt2 q4_0 decode 32': Object.assign(() => gpt2q4(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2q4 }),
     'gpt2 q4_k decode 32': Object.assign(() => gpt2q4k(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2q4k }),
+    // a long context: 32 greedy steps after a 600-token prompt, timed from the first token to the last (the prefill
+    // not counted); the decode attention's share of a step grows with the cache
+    'gpt2 q4_0 decode 32 after 600': Object.assign(async () => {
+      const t = [];
+      await gpt2q4(long, { max_new_tokens: 33, do_sample: false, streamer: { put: () => t.push(performance.now()), end() {} } });
+      return { timed: t[t.length - 1] - t[1] };
+    }, { model: shared }),
     'llama q8_0 decode 32': Object.assign(() => llama(short, { max_new_tokens: 32, do_sample: false }), { model: llama }),
     embed: Object.assign(() => embed(texts, { pooling: 'mean', normalize: true }), { model: embed }),
     qa: Object.assign(() => qa(question, context, { max_seq_len: 384 }), { model: qa }),
@@ -69,7 +76,8 @@ export async function compare(builds, source, opts, rounds) {
   return { ms, simd };
 }
 
-// rounds of every workload per engine, A B then B A, …, after one warm-up each: { [engine]: { [work]: ms[] } }
+// rounds of every workload per engine, A B then B A, …, after one warm-up each: { [engine]: { [work]: ms[] } } (a
+// workload that times a part of itself returns { timed: ms })
 async function alternate(engines, rounds) {
   const ms = Object.fromEntries(engines.map((e) => [e.name, {}]));
   for (const e of engines) for (const w of Object.values(e.work)) await w();
@@ -77,8 +85,8 @@ async function alternate(engines, rounds) {
     for (const e of r % 2 ? [...engines].reverse() : engines)
       for (const [k, w] of Object.entries(e.work)) {
         const t0 = performance.now();
-        await w();
-        (ms[e.name][k] ??= []).push(performance.now() - t0);
+        const r = await w();
+        (ms[e.name][k] ??= []).push(typeof r?.timed === 'number' ? r.timed : performance.now() - t0);
       }
   return ms;
 }

@@ -80,8 +80,8 @@ export const mutants = [
   { name: 'q5k-int8-fifth-bit', why: 'the int8 decode GEMV moves Q5_K\'s fifth bit of the high nibbles one place too far',
     file: 'src/kernels/quants-gemv.cpp', from: 'shl16(h[i], 3 - 2 * c)', to: 'shl16(h[i], 4 - 2 * c)',
     tests: ['The integer GEMV equals its scalar twin bit for bit on every block type, in both forms'] },
-  { name: 'decode-attention-block-end', why: 'the decode attention\'s P·V blocks stop one key short (the last key of each block of 8 dropped)',
-    file: 'src/kernels/attention.cpp', from: 'const int64_t j1 = std::min(last + 1, j0 + KB);', to: 'const int64_t j1 = std::min(last, j0 + KB);',
+  { name: 'decode-attention-small-weights', why: 'the decode attention\'s P·V skips the keys whose weight is below 1e-3 as it skips masked ones',
+    file: 'src/kernels/attention.cpp', from: 'if (*p == 0.0f) continue;', to: 'if (*p < 1e-3f) continue;',
     tests: ['attention matches a naive reference with padding and causal masks'] },
   // the encoder families and pipelines (issue 15)
   { name: 'roberta-positions-from-zero', why: 'RoBERTa\'s positions counted from 0 instead of padding_idx + 1',

@@ -168,37 +168,21 @@ void attention_blocked(const attention_args& a) {
 }
 
 // Fewer than QB queries (a decode step; a beam's). A KV cache holds a row of all heads per position, so one head's
-// keys lie a whole row apart (3 KB in GPT-2 small), a stride that the CPU's prefetchers do not follow: read head by
-// head, GPT-2 small's step at 160 cached keys took 3.2 ms in Node, 4.2 GB/s (wf-bench-kernels attention). Here the
-// keys are read in the order they are stored instead, a block of rows at a time across all heads: 1.35–1.45 ms,
-// 8.2–8.7 GB/s on an Intel Xeon VM of an earlier session (blocks of 8 keys for P·V: 4 or 16–32 were 3–10 % slower).
-//   scores: per block of W keys and per head, W dot products side by side over d, ended by one transposing sum
-//           (xsimd::haddp) — no horizontal sum per key — and scaled as the twin scales each dot product;
+// keys lie a whole row apart (3 KB in GPT-2 small), a stride that the CPU's prefetchers do not follow. Both passes
+// read the cache one row after the other, all heads of a position before the next: one stream, in the order it is
+// stored. A decode step finds its cache evicted by the weights read since the layer's last step, and the earlier form
+// (blocks of 4 rows for the scores and 8 for P·V, each block read head by head: 4 or 8 streams, restarted every block)
+// waited on memory: 12 layers of GPT-2 small at 160 keys, 4 MB read between layers, took 51–57 ns per head and key in
+// Node on Zen 4 (AMD EPYC), one stream 26–29 (the same caches hot: 16–18 → 20). GPT-2 small's q4_0 decode after a
+// 128-token prompt took 0.91 of the time, after 600 tokens 0.74; SmolLM2-135M's shape at q8_0 0.91 and 0.87.
+//   scores: per key, W heads a pass (4 in wasm), their dot products side by side over d, ended by one transposing sum
+//           (xsimd::haddp) — no horizontal sum per head — and scaled as the twin scales each dot product (a range's
+//           last heads fill the pass with copies of its last head: each head's arithmetic is the same wherever a
+//           thread's range of heads starts);
 //   then per head, where masked(), the twin's masking, bias and soft cap; softmax;
-//   out:    per block of KB keys and per head, OV vectors of the head's output at a time held in registers across
-//           the block's keys, then added to out.
+//   out:    per key, each head's output += p·v in place (in L1), skipping p = 0 (masked keys' rows are never read).
 // The loops step pointers (clang's wasm target has no loop strength reduction: an index costs V8 an address
-// computation per load), and a step that needs no masks skips the per-key pass: in Node on Zen 4 (AMD EPYC), one
-// cached layer of GPT-2 small at 160 keys went from 37–49 to 34–38 ns per head and key (a probe linking attention.cpp
-// alone, alternating; 12 layers' caches, ~12 MB, hot or cold alike — these loops are bound by their instructions).
-constexpr int64_t OV = 8;   // output vectors per pass over a block's keys
-constexpr int64_t KB = 8;  // keys per block of the P·V pass
-
-// o[0 … N·W) += Σ_{j ∈ [j0, j1), p_j ≠ 0} p_j · v_j[0 … N·W)
-template <int N>
-void add_weighted_rows(const float* p, const float* v, int64_t ld_v, int64_t j0, int64_t j1, float* o) {
-    B acc[N];
-    for (int c = 0; c < N; ++c) acc[c] = B::load_unaligned(o + c * W);
-    const float* vj = v + j0 * ld_v;
-    const float* pj = p + j0;
-    for (const float* const pe = p + j1; pj != pe; ++pj, vj += ld_v) {
-        if (*pj == 0.0f) continue;  // masked (never read: a padding row may hold anything) or negligible
-        const B w(*pj);
-        for (int c = 0; c < N; ++c) acc[c] = xsimd::fma(w, B::load_unaligned(vj + c * W), acc[c]);
-    }
-    for (int c = 0; c < N; ++c) acc[c].store_unaligned(o + c * W);
-}
-
+// computation per load), and a step that needs no masks skips the per-key pass.
 void attention_rows(const attention_args& a) {
     const int h0 = a.head_begin, h1 = a.head_end < 0 ? a.n_head : a.head_end;
     const int64_t D = a.head_dim, Dv = D / W * W, n_kv = a.n_kv;
@@ -209,49 +193,46 @@ void attention_rows(const attention_args& a) {
         int64_t first, last;
         key_range(a, i, first, last);
         const float* q = a.q + i * a.ld_q;
-        // scores of keys [first, last]: W keys at a time across the heads, then one by one
-        int64_t j = first;
-        for (; j + W <= last + 1; j += W)
-            for (int h = h0; h < h1; ++h) {
-                const float* qh = q + h * D;
-                const float* k = a.k + j * a.ld_k + int64_t(h / group) * D;
-                const float* qd = qh;
-                const float* kr[W];  // the W keys' rows, as pointers that step
+        for (int64_t j = first; j <= last; ++j) {
+            const float* k = a.k + j * a.ld_k;
+            for (int h = h0; h < h1; h += int(W)) {
+                const float* qr[W];  // the W heads' query and key vectors, as pointers that step
+                const float* kr[W];
                 B acc[W];
-                for (int64_t r = 0; r < W; ++r) kr[r] = k + r * a.ld_k, acc[r] = B(0.0f);
-                for (const float* const qe = qd + Dv; qd != qe; qd += W) {
-                    const B x = B::load_unaligned(qd);
-                    for (int64_t r = 0; r < W; ++r) acc[r] = xsimd::fma(x, B::load_unaligned(kr[r]), acc[r]), kr[r] += W;
+                for (int64_t r = 0; r < W; ++r) {
+                    const int hr = std::min(h + int(r), h1 - 1);
+                    qr[r] = q + hr * D, kr[r] = k + int64_t(hr / group) * D, acc[r] = B(0.0f);
                 }
-                float* sh = s + (h - h0) * n_kv + j;
-                xsimd::haddp(acc).store_unaligned(sh);
-                for (int64_t d = Dv; d < D; ++d)  // (each sum in the order of d, as the twin's)
-                    for (int64_t r = 0; r < W; ++r) sh[r] += qh[d] * k[r * a.ld_k + d];
-                (B::load_unaligned(sh) * B(a.scale)).store_unaligned(sh);
+                for (const float* const ke = kr[0] + Dv; kr[0] != ke;)
+                    for (int64_t r = 0; r < W; ++r) acc[r] = xsimd::fma(B::load_unaligned(qr[r]), B::load_unaligned(kr[r]), acc[r]), qr[r] += W, kr[r] += W;
+                alignas(16) float sum[W];
+                xsimd::haddp(acc).store_aligned(sum);
+                for (int64_t r = 0; r < W && h + r < h1; ++r) {
+                    for (int64_t d = Dv; d < D; ++d) sum[r] += qr[r][d - Dv] * kr[r][d - Dv];  // (in the order of d, as the twin's)
+                    s[(h + r - h0) * n_kv + j] = sum[r] * a.scale;
+                }
             }
-        for (; j <= last; ++j)
-            for (int h = h0; h < h1; ++h) s[(h - h0) * n_kv + j] = dot(q + h * D, a.k + j * a.ld_k + int64_t(h / group) * D, D) * a.scale;
+        }
         for (int h = h0; h < h1; ++h) {
             float* sh = s + (h - h0) * n_kv;
             if (masked(a, first, last))
-                for (j = 0; j < n_kv; ++j) sh[j] = visible(a, j, first, last) ? finish_scaled(a, h, i, j, sh[j]) : -INFINITY;
+                for (int64_t j = 0; j < n_kv; ++j) sh[j] = visible(a, j, first, last) ? finish_scaled(a, h, i, j, sh[j]) : -INFINITY;
             softmax(sh, n_kv);
             if (a.probs) std::memcpy(a.probs + (h * a.n_q + i) * n_kv, sh, size_t(n_kv) * sizeof(float));
             std::fill_n(a.out + i * a.ld_out + h * D, D, 0.0f);
         }
-        // out = P·V: KB keys at a time across the heads
-        for (int64_t j0 = first; j0 <= last; j0 += KB) {
-            const int64_t j1 = std::min(last + 1, j0 + KB);
-            for (int h = h0; h < h1; ++h) {
-                const float* p = s + (h - h0) * n_kv;
-                const float* v = a.v + int64_t(h / group) * D;
-                float* o = a.out + i * a.ld_out + h * D;
-                int64_t e = 0;
-                for (; e + OV * W <= D; e += OV * W) add_weighted_rows<OV>(p, v + e, a.ld_v, j0, j1, o + e);
-                for (; e + W <= D; e += W) add_weighted_rows<1>(p, v + e, a.ld_v, j0, j1, o + e);
-                for (; e < D; ++e)
-                    for (j = j0; j < j1; ++j)
-                        if (p[j] != 0.0f) o[e] += p[j] * v[j * a.ld_v + e];
+        // out = P·V, one row of V after the other
+        float* const out = a.out + i * a.ld_out;
+        for (int64_t j = first; j <= last; ++j) {
+            const float* v = a.v + j * a.ld_v;
+            const float* p = s + j;
+            for (int h = h0; h < h1; ++h, p += n_kv) {
+                if (*p == 0.0f) continue;  // masked (never read: a padding row may hold anything) or negligible
+                const B w(*p);
+                const float* vh = v + int64_t(h / group) * D;
+                float* o = out + h * D;
+                for (float* const oe = o + Dv; o != oe; o += W, vh += W) xsimd::fma(w, B::load_unaligned(vh), B::load_unaligned(o)).store_unaligned(o);
+                for (int64_t e = 0; e < D - Dv; ++e) o[e] += *p * vh[e];
             }
         }
     }
