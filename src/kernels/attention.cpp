@@ -177,38 +177,32 @@ void attention_blocked(const attention_args& a) {
 // 128-token prompt took 0.91 of the time, after 600 tokens 0.74; SmolLM2-135M's shape at q8_0 0.91 and 0.87.
 //   scores: per key, W heads a pass (4 in wasm), their dot products side by side over d, ended by one transposing sum
 //           (xsimd::haddp) — no horizontal sum per head — and scaled as the twin scales each dot product; a range's
-//           last heads take a narrower pass, the same arithmetic per head (results do not depend on where a thread's
-//           range of heads starts);
+//           last heads fill their pass with copies of its last head, the same arithmetic per head (results do not
+//           depend on where a thread's range of heads starts; a narrower pass per tail width took the wasm over its
+//           budget);
 //   then per head, where masked(), the twin's masking, bias and soft cap; softmax;
 //   out:    per key, each head's output += p·v in place (in L1), skipping p = 0 (masked keys' rows are never read).
 // The loops step pointers (clang's wasm target has no loop strength reduction: an index costs V8 an address
 // computation per load), and a step that needs no masks skips the per-key pass.
-// Scores of key row k for the R heads from h on (R ≤ W): their dot products side by side over d, one transposing sum
-// (lanes past R zero), each scaled; a head's score is the same whatever R and whichever heads share its pass.
-template <int R>
-void head_scores(const attention_args& a, const float* q, const float* k, int h, int group, int64_t Dv, float* s) {
+// Scores of key row k for the n heads from h on (n ≤ W): W dot products side by side over d (a range's last heads
+// fill the pass with copies of its last head), one transposing sum, each scaled; a head's score is the same whichever
+// heads share its pass.
+void head_scores(const attention_args& a, const float* q, const float* k, int h, int n, int group, int64_t Dv, float* s) {
     const int64_t D = a.head_dim;
-    const float* qr[R];  // the R heads' query and key vectors, as pointers that step
-    const float* kr[R];
+    const float* qr[W];  // the W heads' query and key vectors, as pointers that step
+    const float* kr[W];
     B acc[W];
-    for (int r = 0; r < R; ++r) qr[r] = q + (h + r) * D, kr[r] = k + int64_t((h + r) / group) * D;
-    for (int64_t r = 0; r < W; ++r) acc[r] = B(0.0f);
+    for (int64_t r = 0; r < W; ++r) {
+        const int hr = h + std::min(int(r), n - 1);
+        qr[r] = q + hr * D, kr[r] = k + int64_t(hr / group) * D, acc[r] = B(0.0f);
+    }
     for (const float* const ke = kr[0] + Dv; kr[0] != ke;)
-        for (int r = 0; r < R; ++r) acc[r] = xsimd::fma(B::load_unaligned(qr[r]), B::load_unaligned(kr[r]), acc[r]), qr[r] += W, kr[r] += W;
+        for (int64_t r = 0; r < W; ++r) acc[r] = xsimd::fma(B::load_unaligned(qr[r]), B::load_unaligned(kr[r]), acc[r]), qr[r] += W, kr[r] += W;
     alignas(64) float sum[W];
     xsimd::haddp(acc).store_aligned(sum);
-    for (int r = 0; r < R; ++r) {
+    for (int r = 0; r < n; ++r) {
         for (int64_t d = 0; d < D - Dv; ++d) sum[r] += qr[r][d] * kr[r][d];  // (in the order of d, as the twin's)
         s[r * a.n_kv] = sum[r] * a.scale;
-    }
-}
-
-// R = 1 … W − 1 (a range's last heads), chosen at run time
-template <int R = 1>
-void tail_scores(int n, const attention_args& a, const float* q, const float* k, int h, int group, int64_t Dv, float* s) {
-    if constexpr (R < W) {
-        if (n == R) return head_scores<R>(a, q, k, h, group, Dv, s);
-        tail_scores<R + 1>(n, a, q, k, h, group, Dv, s);
     }
 }
 
@@ -222,11 +216,9 @@ void attention_rows(const attention_args& a) {
         int64_t first, last;
         key_range(a, i, first, last);
         const float* q = a.q + i * a.ld_q;
-        const int whole = h0 + (h1 - h0) / int(W) * int(W);
         for (int64_t j = first; j <= last; ++j) {
             const float* k = a.k + j * a.ld_k;
-            for (int h = h0; h < whole; h += int(W)) head_scores<int(W)>(a, q, k, h, group, Dv, s + (h - h0) * n_kv + j);
-            if (whole < h1) tail_scores(h1 - whole, a, q, k, whole, group, Dv, s + (whole - h0) * n_kv + j);
+            for (int h = h0; h < h1; h += int(W)) head_scores(a, q, k, h, std::min(int(W), h1 - h), group, Dv, s + (h - h0) * n_kv + j);
         }
         for (int h = h0; h < h1; ++h) {
             float* sh = s + (h - h0) * n_kv;
