@@ -85,8 +85,8 @@ async function alternate(engines, rounds) {
     for (const e of r % 2 ? [...engines].reverse() : engines)
       for (const [k, w] of Object.entries(e.work)) {
         const t0 = performance.now();
-        const r = await w();
-        (ms[e.name][k] ??= []).push(typeof r?.timed === 'number' ? r.timed : performance.now() - t0);
+        const result = await w();
+        (ms[e.name][k] ??= []).push(typeof result?.timed === 'number' ? result.timed : performance.now() - t0);
       }
   return ms;
 }

@@ -81,7 +81,7 @@ void attention_twin(const attention_args& a) {
 
 using B = xsimd::batch<float>;
 constexpr int64_t W = int64_t(B::size);
-constexpr int64_t QB = 4;       // queries per block
+constexpr int64_t QB = attention_query_block;  // queries per block
 constexpr int64_t NB = 2 * W;   // keys (scores tile) or output columns (P·V tile) per tile
 
 // c[r][h] += a[r]·b_h: one step of a 4 × 2W outer-product tile (the scores' and P·V's alike)
@@ -167,23 +167,6 @@ void attention_blocked(const attention_args& a) {
     }
 }
 
-// Fewer than QB queries (a decode step; a beam's). A KV cache holds a row of all heads per position, so one head's
-// keys lie a whole row apart (3 KB in GPT-2 small), a stride that the CPU's prefetchers do not follow. Both passes
-// read the cache one row after the other, all heads of a position before the next: one stream, in the order it is
-// stored. A decode step finds its cache evicted by the weights read since the layer's last step, and the earlier form
-// (blocks of 4 rows for the scores and 8 for P·V, each block read head by head: 4 or 8 streams, restarted every block)
-// waited on memory: 12 layers of GPT-2 small at 160 keys, 4 MB read between layers, took 51–57 ns per head and key in
-// Node on Zen 4 (AMD EPYC), one stream 26–29 (the same caches hot: 16–18 → 20). GPT-2 small's q4_0 decode after a
-// 128-token prompt took 0.91 of the time, after 600 tokens 0.74; SmolLM2-135M's shape at q8_0 0.91 and 0.87.
-//   scores: per key, W heads a pass (4 in wasm), their dot products side by side over d, ended by one transposing sum
-//           (xsimd::haddp) — no horizontal sum per head — and scaled as the twin scales each dot product; a range's
-//           last heads fill their pass with copies of its last head, the same arithmetic per head (results do not
-//           depend on where a thread's range of heads starts; a narrower pass per tail width took the wasm over its
-//           budget);
-//   then per head, where masked(), the twin's masking, bias and soft cap; softmax;
-//   out:    per key, each head's output += p·v in place (in L1), skipping p = 0 (masked keys' rows are never read).
-// The loops step pointers (clang's wasm target has no loop strength reduction: an index costs V8 an address
-// computation per load), and a step that needs no masks skips the per-key pass.
 // Scores of key row k for the n heads from h on (n ≤ W): W dot products side by side over d (a range's last heads
 // fill the pass with copies of its last head), one transposing sum, each scaled; a head's score is the same whichever
 // heads share its pass.
@@ -206,6 +189,23 @@ void head_scores(const attention_args& a, const float* q, const float* k, int h,
     }
 }
 
+// Fewer than QB queries (a decode step; a beam's). A KV cache holds a row of all heads per position, so one head's
+// keys lie a whole row apart (3 KB in GPT-2 small), a stride that the CPU's prefetchers do not follow. Both passes
+// read the cache one row after the other, all heads of a position before the next: one stream, in the order it is
+// stored. A decode step finds its cache evicted by the weights read since the layer's last step, and the earlier form
+// (blocks of 4 rows for the scores and 8 for P·V, each block read head by head: 4 or 8 streams, restarted every block)
+// waited on memory: 12 layers of GPT-2 small at 160 keys, 4 MB read between layers, took 51–57 ns per head and key in
+// Node on Zen 4 (AMD EPYC), one stream 26–29 (the same caches hot: 16–18 → 20). GPT-2 small's q4_0 decode after a
+// 128-token prompt took 0.91 of the time, after 600 tokens 0.74; SmolLM2-135M's shape at q8_0 0.91 and 0.87.
+//   scores: per key, W heads a pass (4 in wasm), their dot products side by side over d, ended by one transposing sum
+//           (xsimd::haddp) — no horizontal sum per head — and scaled as the twin scales each dot product; a range's
+//           last heads fill their pass with copies of its last head, the same arithmetic per head (results do not
+//           depend on where a thread's range of heads starts; a narrower pass per tail width took the wasm over its
+//           budget);
+//   then per head, where masked(), the twin's masking, bias and soft cap; softmax;
+//   out:    per key, each head's output += p·v in place (in L1), skipping p = 0 (masked keys' rows are never read).
+// The loops step pointers (clang's wasm target has no loop strength reduction: an index costs V8 an address
+// computation per load), and a step that needs no masks skips the per-key pass.
 void attention_rows(const attention_args& a) {
     const int h0 = a.head_begin, h1 = a.head_end < 0 ? a.n_head : a.head_end;
     const int64_t D = a.head_dim, Dv = D / W * W, n_kv = a.n_kv;

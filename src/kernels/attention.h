@@ -32,6 +32,10 @@ struct attention_args {
     const float* bias = nullptr;         // (n_head, n_q, n_kv) added to the scaled scores (T5's relative positions); null: none
 };
 
+// From this many queries on, attention runs in blocks of queries (prefill, encoders); below it, as a decode step:
+// every head range reads every row of the cache (kernels/attention.cpp: attention_rows).
+inline constexpr int64_t attention_query_block = 4;
+
 void attention(const attention_args& a);
 namespace ref {
 void attention(const attention_args& a);
