@@ -808,20 +808,26 @@ acts_k4 permute_acts_k4(const actsK& a, int64_t K) {
             st(z + i, sub16(ext_lo8(h), shl16(l0, 4))), st(z + i + 8, sub16(ext_hi8(h), shl16(l1, 4)));
         }
     }
-    for (int64_t b = 0; b < K / qk_k; ++b) {
+    for (int64_t b = 0; b < K / qk_k; ++b) {  // 32 values a super-block, once a call: rolled (the wasm's size budget)
         const int16_t* s32 = a.b32 + b * 8;
+        WF_ROLLED
         for (int v = 0; v < 4; ++v)
+            WF_ROLLED
             for (int l = 0; l < 8; ++l) B[32 * b + 8 * v + l] = s32[4 * (v / 2) + v % 2 + 2 * (l % 2)];
     }
     return {x, z, B};
 }
 
-// The whole groups that rows [n0, n1) touch, one after the other, each super-block in turn: the 4 rows one after the
-// other (a loop: the activations reloaded per row from L1; two rows sharing them ran at 0.6 of the speed, spilling),
-// then their sums reduced and scaled as gemvK's. One group at a time: GPT-2 small's q4_k decode (an 8-word prompt and
-// 64 tokens, 128 before; Node, Zen 5) took 0.90 of the time it took with 8 groups far apart as the other grouped
-// kernels read (4: 1.3), though wf-bench-kernels blocks had 8 at 10.4–10.6 GB/s cache-cold against 9.3–9.7; reading
-// the next group ahead (touch_ahead) changed nothing.
+// The whole groups that rows [n0, n1) touch, one after the other, each super-block in turn: unit by unit (a loop), the
+// unit's activations loaded once and the 4 rows' codes against them (unrolled: 4 int32 sums in registers), every two
+// units (a pair of sub-blocks) the 4 sums scaled by their rows' scale codes; then the rows' sums reduced and scaled as
+// gemvK's. It was row by row (the activations reloaded per row from L1: 18 operations a unit and row against 14; an
+// earlier try at two rows sharing them, units unrolled, spilled): wf-bench-kernels blocks Q4_K g4 (Node, AMD EPYC,
+// cache-cold, three runs alternating) 10.7–11.7 → 13.0–14.1 GB/s; GPT-2 small's q4_k decode (8-token prompt + 32,
+// WF_AB_ONLY="q4_k decode" node bench/ab-builds.mjs, Node, 10 rounds) 0.888 of the time. One group at a time: GPT-2
+// small's q4_k decode (an 8-word prompt and 64 tokens, 128 before; Node, Zen 5) took 0.90 of the time it took with 8
+// groups far apart as the other grouped kernels read (4: 1.3), though wf-bench-kernels blocks had 8 at 10.4–10.6 GB/s
+// cache-cold against 9.3–9.7; reading the next group ahead (touch_ahead) changed nothing.
 void gemvK4_groups(const actsK& a, const acts_k4& g, const matrix_view& W, const float* bias, float* y, int64_t n0, int64_t n1) {
     constexpr int64_t block = 4 * 144;
     const int64_t nb = W.n_cols / qk_k;
@@ -843,26 +849,24 @@ void gemvK4_groups(const actsK& a, const acts_k4& g, const matrix_view& W, const
             const V mn0 = and_(u1, k1), mn1 = or_(and_(shr32(u2, 4), k2), shl32(and_(shr32(u1, 6), k3), 4));
             const V Mn = add32(add32(madd(and_(mn0, ff), ld(B)), madd(shr16(mn0, 8), ld(B + 8))),
                                add32(madd(and_(mn1, ff), ld(B + 16)), madd(shr16(mn1, 8), ld(B + 24))));
-            V I[4];
+            V I[4] = {zero(), zero(), zero(), zero()};
             WF_ROLLED
-            for (int j = 0; j < 4; ++j) {
-                const V row = set8(int8_t(4 * j));
-                const V sel[2] = {add8(pick0, row), add8(pick1, row)};
-                V Ij = zero();
+            for (int c = 0; c < 4; ++c) {
+                V p[4] = {zero(), zero(), zero(), zero()};
                 WF_ROLLED
-                for (int c = 0; c < 4; ++c) {
-                    V p = zero();
+                for (int u = 2 * c; u < 2 * c + 2; ++u) {
+                    const int64_t k = k0 + 16 * u;
+                    const V x0 = ld(g.x + k), z0 = ld(g.z + k), x1 = ld(g.x + k + 8), z1 = ld(g.z + k + 8);
                     WF_UNROLL
-                    for (int u = 2 * c; u < 2 * c + 2; ++u) {
+                    for (int j = 0; j < 4; ++j) {
                         const uint8_t* q = h + 64 + 64 * u + 16 * j;
-                        const int64_t k = k0 + 16 * u;
                         const V w0 = ld_u8x8(q), w1 = ld_u8x8(q + 8);
-                        p = add32(p, add32(add32(madd(w0, ld(g.x + k)), madd(shr16(w0, 4), ld(g.z + k))),
-                                           add32(madd(w1, ld(g.x + k + 8)), madd(shr16(w1, 4), ld(g.z + k + 8)))));
+                        p[j] = add32(p[j], add32(add32(madd(w0, x0), madd(shr16(w0, 4), z0)), add32(madd(w1, x1), madd(shr16(w1, 4), z1))));
                     }
-                    Ij = add32(Ij, mul32(p, lut16(sc[c / 2], sel[c % 2])));
                 }
-                I[j] = Ij;
+                const V s = c < 2 ? sc[0] : sc[1], sel = c % 2 ? pick1 : pick0;
+                WF_UNROLL
+                for (int j = 0; j < 4; ++j) I[j] = add32(I[j], mul32(p[j], lut16(s, add8(sel, set8(int8_t(4 * j))))));
             }
             const V Iv = sum4(I[0], I[1], I[2], I[3]);
             const V dv = half4_signed(h), dmv = half4_signed(h + 8);

@@ -42,7 +42,9 @@ test('the tarballs hold what users need and nothing else', () => {
   // (−3.1), 399.1 KB with greedy's screen of the output layer (nn/head-screen.h, +2.7), 399.9 KB with the causal LMs' screen and
   // its bound pass as a kernel (+0.8), 399.5 KB with the f16 / bf16 narrowing and the dtype name lookups compiled for size
   // (load-time only: −0.66) and the decode attention's pointer-stepping loops (+0.2), 399.999 KB with the decode
-  // attention reading the cache row after row (+0.5; a narrower pass per tail width of heads took it to 400.6). Plus 12 KB of Emscripten glue and
+  // attention reading the cache row after row (+0.5; a narrower pass per tail width of heads took it to 400.6), 399.977
+  // KB with q4_K's grouped decode a unit at a time for the 4 rows (+0.06) and its sums' permutation rolled (−0.08). Plus
+  // 12 KB of Emscripten glue and
   // 26 KB of the API's JavaScript, which are not the engine.
   for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-relaxed.wasm']) {
     const wasm = execFileSync('tar', ['xzf', runtime, '-O', `package/${f}`], { maxBuffer: 1 << 26 });
