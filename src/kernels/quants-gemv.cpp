@@ -512,7 +512,10 @@ actsK quantize_actsK(const float* x, int64_t M, int64_t ldx, int64_t K) {
             d[m * nb + b] = blocks[b].d;
             std::memcpy(x8 + m * K + b * qk_k, blocks[b].qs, qk_k);
             for (int i = 0; i < qk_k; ++i) q[m * K + b * qk_k + i] = blocks[b].qs[i];
+            // the block's 16 + 8 sums, once a call: rolled (the wasm's size budget)
+            WF_ROLLED
             for (int g = 0; g < 16; ++g) b16[m * (K / 16) + b * 16 + g] = blocks[b].bsums[g];
+            WF_ROLLED
             for (int g = 0; g < 8; ++g) b32[m * (K / 32) + b * 8 + g] = int16_t(blocks[b].bsums[2 * g] + blocks[b].bsums[2 * g + 1]);
         }
     }

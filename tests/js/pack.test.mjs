@@ -43,7 +43,10 @@ test('the tarballs hold what users need and nothing else', () => {
   // its bound pass as a kernel (+0.8), 399.5 KB with the f16 / bf16 narrowing and the dtype name lookups compiled for size
   // (load-time only: −0.66) and the decode attention's pointer-stepping loops (+0.2), 399.999 KB with the decode
   // attention reading the cache row after row (+0.5; a narrower pass per tail width of heads took it to 400.6), 399.977
-  // KB with q4_K's grouped decode a unit at a time for the 4 rows (+0.06) and its sums' permutation rolled (−0.08). Plus
+  // KB with q4_K's grouped decode a unit at a time for the 4 rows (+0.06) and its sums' permutation rolled (−0.08),
+  // 399.978 KB with the K-quants' activation sums copied in rolled loops (−0.06) and the minimums' term of the integer
+  // tile block by block (+0.06; relaxed SIMD's activation packing compiled for size would have saved 0.3 but took
+  // Chromium's GPT-2 q8_0 prefill to 1.055× the time). Plus
   // 12 KB of Emscripten glue and
   // 26 KB of the API's JavaScript, which are not the engine.
   for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-relaxed.wasm']) {
