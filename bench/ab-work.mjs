@@ -22,6 +22,9 @@ async function load(wf, source, opts) {
   const gpt2q4k = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q4_k' });
   // SmolLM2-135M's shape (npm run bench's llama rows): 30 layers of small products, ~200 operations a decode step
   const llama = await wf.pipeline('text-generation', source('gguf/llama-q8_0.gguf'), opts);
+  // the same in llama.cpp's Q4_K_M mix, the file most users download: its 576-wide rows Q5_0, ffn_down / attn_v of
+  // half the layers and the output layer Q6_K, the rest Q4_K
+  const llamaQ4km = await wf.pipeline('text-generation', source('gguf/llama-q4_k_m.gguf'), opts);
   // Marian (opus-mt-en-de's shape): npm run bench's source sentence and options (</s> banned: 32 tokens every run)
   const marian = await wf.Model.load(source('marian-en-de'), opts);
   // npm run bench's embed and qa rows: 32 texts of 62 words (64 tokens) on all-MiniLM-L6-v2's shape, mean pooling and
@@ -50,6 +53,7 @@ async function load(wf, source, opts) {
       return { timed: t[t.length - 1] - t[1] };
     }, { model: shared }),
     'llama q8_0 decode 32': Object.assign(() => llama(short, { max_new_tokens: 32, do_sample: false }), { model: llama }),
+    'llama q4_k_m decode 32': Object.assign(() => llamaQ4km(short, { max_new_tokens: 32, do_sample: false }), { model: llamaQ4km }),
     embed: Object.assign(() => embed(texts, { pooling: 'mean', normalize: true }), { model: embed }),
     qa: Object.assign(() => qa(question, context, { max_seq_len: 384 }), { model: qa }),
     'marian greedy': Object.assign(() => translate(1), { model: marian }),

@@ -197,6 +197,35 @@ void group_blocks(const uint8_t* rows, int64_t nb, int64_t bb, uint8_t* at) {
         }
 }
 
+// q5_0's grouped block, the 4 rows' 80 code bytes (dtype.h): their fifth bits (qh, 4 bytes a row) in 16 bytes, row
+// j's of elements l and 16 + l at bits 2j and 2j + 1 of byte l, then the rows' 16 nibble bytes each. In 64-bit words
+// (bytes 0–7 and 8–15): qh's byte 2k + h holds the bits of elements 16k + 8h + i, i < 8, which go to bit 2j + k of
+// byte i of word h. pack8: bit 0 of each of 8 bytes → a byte (byte i's to bit i: the products land in the top byte
+// without carries); unpack8 the reverse (b in each byte, bit i kept in byte i, + 0x7F carries it to bit 7).
+constexpr uint64_t ones8 = 0x0101010101010101ull;
+inline uint8_t pack8(uint64_t w) { return uint8_t((w & ones8) * 0x0102040810204080ull >> 56); }
+inline uint64_t unpack8(uint8_t b) { return (((b * ones8) & 0x8040201008040201ull) + 0x7F7F7F7F7F7F7F7Full) >> 7 & ones8; }
+WF_COLD void group_q5_0_block(uint8_t* blk) {  // in place
+    uint8_t rows[80];
+    std::memcpy(rows, blk, 80);
+    uint64_t H[2] = {0, 0};
+    for (int j = 0; j < 4; ++j)
+        for (int k = 0; k < 2; ++k)
+            for (int h = 0; h < 2; ++h) H[h] |= unpack8(rows[20 * j + 2 * k + h]) << (2 * j + k);
+    put(blk, H[0]), put(blk + 8, H[1]);
+    for (int j = 0; j < 4; ++j) std::memcpy(blk + 16 + 16 * j, rows + 20 * j + 4, 16);
+}
+void gather_q5_0(const uint8_t* group, int64_t nb, int64_t j, uint8_t* buf) {
+    for (int64_t b = 0; b < nb; ++b, buf += 22) {
+        const uint8_t* blk = group + 2 * row_group * nb + 80 * b;
+        const uint64_t H[2] = {word(blk), word(blk + 8)};
+        std::memcpy(buf, group + 2 * (row_group * b + j), 2);
+        for (int k = 0; k < 2; ++k)
+            for (int h = 0; h < 2; ++h) buf[2 + 2 * k + h] = pack8(H[h] >> (2 * j + k));
+        std::memcpy(buf + 6, blk + 16 + 16 * j, 16);
+    }
+}
+
 }  // namespace
 
 WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) {
@@ -215,6 +244,8 @@ WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) 
         std::memcpy(rows.data(), at, rows.size());
         if (t == dtype::q4_k) group_q4_k(rows.data(), nb, at);
         else group_blocks(rows.data(), nb, bb, at);
+        if (t == dtype::q5_0)
+            for (int64_t b = 0; b < nb; ++b) group_q5_0_block(at + 2 * row_group * nb + 80 * b);
     }
     return true;
 }
@@ -262,7 +293,7 @@ const uint8_t* row_as_stored(const matrix_view& W, int64_t r, uint8_t* buf) {
     const int64_t nb = W.n_cols / q8_block, j = r % row_group;
     if (W.type == dtype::q4_k) gather_q4_k(W.row(r - j), W.n_cols / qk_k, j, buf);
     else if (W.type == dtype::q8_0) gather_row<q8_block>(W.row(r - j), nb, j, buf);
-    else if (W.type == dtype::q5_0) gather_row<q8_block / 2 + 4>(W.row(r - j), nb, j, buf);  // its 4 bytes of fifth bits, then the nibbles
+    else if (W.type == dtype::q5_0) gather_q5_0(W.row(r - j), nb, j, buf);
     else gather_row<q8_block / 2>(W.row(r - j), nb, j, buf);  // q4_0, iq4_nl
     return buf;
 }

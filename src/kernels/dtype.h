@@ -88,8 +88,9 @@ struct matrix_view {
 // group_rows_pays() (wasm; a file's own where the load may rewrite its bytes: nn/weights.h):
 // rows 4g … 4g + 3 take the same 4 rows' bytes as stored, rearranged — first the scales, per block b the 4 rows' f16
 // (8 bytes at 8·b from the group's start, row 4g's first), then the codes (a block's bytes after its scale: 32 for
-// q8_0, 16 for q4_0 and iq4_nl, 20 for q5_0: its 4 bytes of fifth bits, then its nibbles), per block the 4 rows' side
-// by side (4·c bytes at 8·nb + 4·c·b). The decode GEMVs read a group front to back, one aligned stream, instead of 4
+// q8_0, 16 for q4_0 and iq4_nl, 20 for q5_0), per block the 4 rows' side by side (4·c bytes at 8·nb + 4·c·b) — of
+// q5_0 first the 4 rows' fifth bits in 16 bytes (row j's of elements l and 16 + l at bits 2j and 2j + 1 of byte l:
+// one 16-bit shift and a mask take a row's to bit 4 of each byte), then their 16 nibble bytes each. The decode GEMVs read a group front to back, one aligned stream, instead of 4
 // rows of 34- or 18-byte blocks (in Node, cache-cold:
 // bench/gemv-layouts.cpp, bench/gemv-q4-layouts.cpp). The rows after the last whole group stay as stored. Only
 // matrices whose scales are all finite are grouped, and of q8_0 only those whose scales are also not negative (as

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <iterator>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #if defined(__wasm_simd128__)
@@ -268,12 +269,15 @@ acts32 quantize_acts32(const float* x, int64_t M, int64_t ldx, int64_t K, bool z
         for (int64_t b = 0; b < nb; ++b) {
             d[m * nb + b] = f16_to_f32(blocks[b].d);
             std::memcpy(x8 + m * K + b * 32, blocks[b].q, 32);
+            // O(K) once a call, against the GEMV's O(N·K): rolled (the wasm's size budget)
             int32_t sum = 0;
+            WF_ROLLED
             for (int i = 0; i < 32; ++i) q[m * K + b * 32 + i] = blocks[b].q[i], sum += blocks[b].q[i];
             s[m * nb + b] = sum;
             if (z_form) {
                 const int16_t* qb = q + m * K + b * 32;
                 int16_t* zb = z + m * K + b * 32;
+                WF_ROLLED
                 for (int i = 0; i < 16; ++i) zb[i] = qb[i], zb[16 + i] = int16_t(qb[16 + i] - 16 * qb[i]);
             }
         }
@@ -320,10 +324,19 @@ inline void codes5(const uint8_t* qs, const uint8_t* qh, V& lo, V& hi) {
     lo = or_(and_(v, low4), and_(eq8(and_(lut16(all, make8(first)), sel), sel), sixteen));                 // elements 0–15
     hi = or_(and_(shr16(v, 4), low4), and_(eq8(and_(lut16(all, make8(second)), sel), sel), sixteen));     // 16–31
 }
+inline void widen4(V lo, V hi, V (&w)[4]) { w[0] = ext_lo8u(lo), w[1] = ext_hi8u(lo), w[2] = ext_lo8u(hi), w[3] = ext_hi8u(hi); }
 inline void decode5(const uint8_t* qs, const uint8_t* qh, V (&w)[4]) {
     V lo, hi;
     codes5(qs, qh, lo, hi);
-    w[0] = ext_lo8u(lo), w[1] = ext_hi8u(lo), w[2] = ext_lo8u(hi), w[3] = ext_hi8u(hi);
+    widen4(lo, hi, w);
+}
+// Grouped q5_0 (dtype.h): row j's codes from its nibbles and the group's fifth bits H, row j's elements l and 16 + l
+// at bits 2j and 2j + 1 of byte l — moved to bit 4 by one 16-bit shift (p ≤ 4 left, else right by ≤ 3: bit 4 of
+// either byte then comes from its own byte), 10 operations a row and block where codes5 takes 16 and the load of qh.
+inline V fifth_bit(V H, int p) { return and_(p <= 4 ? shl16(H, 4 - p) : shr16(H, p - 4), set8(16)); }
+inline void codes5_grouped(const uint8_t* qs, V H, int j, V& lo, V& hi) {
+    const V v = ld(qs), low4 = set8(0x0F);
+    lo = or_(and_(v, low4), fifth_bit(H, 2 * j)), hi = or_(and_(shr16(v, 4), low4), fifth_bit(H, 2 * j + 1));
 }
 struct t_q5_0 {
     static constexpr int bytes = 22, offset = 16;
@@ -355,7 +368,7 @@ struct t_iq4_nl {
 // Row j of set t has its blocks read as stored blocks (their codes at + 2, T::decode's offsets) from w[t][j],
 // step[t] bytes apart: step = T::bytes for rows as stored; for grouped rows (dtype.h: q4_0, q5_0, iq4_nl) w[t][j]
 // points 2 bytes before row j's first codes and step = 4 rows' codes (with several sets only w[t][0] is read: row j's
-// codes are step / 4 bytes after row 0's). sc[t]: for one set (S = 1) the four rows' scales per block
+// codes are step / 4 bytes after row 0's; grouped q5_0's block is its 4 rows' fifth bits, then their nibbles). sc[t]: for one set (S = 1) the four rows' scales per block
 // widened beforehand (8 floats a block: their d, then their m); for several (grouped rows only) the group's own run
 // of f16 scales (4 a block: finite, so shifted, multiplied by 2^112 and the sign or-ed back), widened as they are
 // read. A lane's operations are its row's alone, whatever the set's other rows and the other sets are.
@@ -371,6 +384,8 @@ inline void group4(const acts32& a, const uint8_t* const (&w)[S][4], const int (
         for (int j = 0; j < 4; ++j) p[0][j] = w[0][j];
     for (int t = 0; t < S; ++t)
         for (int m = 0; m < M; ++m) acc[t][m] = fset(0.0f);
+    // grouped q5_0: a block's 4 rows' fifth bits in one vector, then their nibbles (codes5_grouped)
+    constexpr bool bits_grouped = S > 1 && std::is_same_v<T, t_q5_0>;
     for (int b = 0; b < nb; ++b) {
         if constexpr (S == 1) ahead->step(4 * T::bytes);  // several sets (far apart) read no further ahead
         V xv[M][I8 ? 2 : 4];
@@ -380,16 +395,26 @@ inline void group4(const acts32& a, const uint8_t* const (&w)[S][4], const int (
         WF_UNROLL
         for (int t = 0; t < S; ++t) {
             V s[M][4];
+            const uint8_t* const blk4 = w[t][0] + 2 + b * step[t];  // (grouped rows) the block's 4 rows' code bytes
+            V H = zero();
+            if constexpr (bits_grouped) H = ld(blk4);
             WF_UNROLL
             for (int j = 0; j < 4; ++j) {
                 const uint8_t* const at = S == 1 ? p[0][j] : w[t][0] + b * step[t] + j * (step[t] / 4);
                 if constexpr (I8) {
                     V lo, hi;
-                    T::codes8(at, lo, hi);
+                    if constexpr (bits_grouped) codes5_grouped(blk4 + 16 + 16 * j, H, j, lo, hi);
+                    else T::codes8(at, lo, hi);
                     for (int m = 0; m < M; ++m) s[m][j] = rdot(xv[m][1], hi, rdot(xv[m][0], lo, zero()));
                 } else {
                     V q[4];
-                    T::decode(at, q);
+                    if constexpr (bits_grouped) {
+                        V lo, hi;
+                        codes5_grouped(blk4 + 16 + 16 * j, H, j, lo, hi);
+                        widen4(lo, hi, q);
+                    } else {
+                        T::decode(at, q);
+                    }
                     for (int m = 0; m < M; ++m) {
                         s[m][j] = add32(add32(madd(q[0], xv[m][0]), madd(q[1], xv[m][1])), add32(madd(q[2], xv[m][2]), madd(q[3], xv[m][3])));
                         if constexpr (M == 1) keep(s[m][j]);
@@ -448,7 +473,7 @@ void gemv32(const acts32& a, const matrix_view& W, const float* bias, float* y, 
 template <class T, bool I8>
 void gemv_groups(const acts32& a, const matrix_view& W, const float* bias, float* y, int64_t n0, int64_t n1) {
     constexpr int S = 4;
-    constexpr int64_t c = T::bytes - 2;  // code bytes of a row's block (q5_0: its fifth bits, then its nibbles)
+    constexpr int64_t c = T::bytes - 2;  // code bytes of a row's block (q5_0: 20; its 4 rows' 80 as dtype.h says)
     const int64_t nb = W.n_cols / 32, g0 = n0 / row_group, count = (n1 - 1) / row_group - g0 + 1;
     for (int64_t i = 0; i < count / S + (count % S != 0); ++i) {
         const uint8_t* w[S][4];
@@ -511,8 +536,9 @@ actsK quantize_actsK(const float* x, int64_t M, int64_t ldx, int64_t K) {
         for (int64_t b = 0; b < nb; ++b) {
             d[m * nb + b] = blocks[b].d;
             std::memcpy(x8 + m * K + b * qk_k, blocks[b].qs, qk_k);
+            // the codes widened, and the block's 16 + 8 sums, once a call: rolled (the wasm's size budget)
+            WF_ROLLED
             for (int i = 0; i < qk_k; ++i) q[m * K + b * qk_k + i] = blocks[b].qs[i];
-            // the block's 16 + 8 sums, once a call: rolled (the wasm's size budget)
             WF_ROLLED
             for (int g = 0; g < 16; ++g) b16[m * (K / 16) + b * 16 + g] = blocks[b].bsums[g];
             WF_ROLLED
@@ -998,6 +1024,11 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
 // on its first one-row GEMV: 256 × 2048 zero weights (their speed does not depend on the values), alternating, the
 // best of 4 samples of 32 calls each (~1 ms: a page's performance.now() may be as coarse as 0.1 ms), ~8 ms in all.
 // The two forms give the same results bit for bit, so the choice changes the speed only.
+// Both forms are timed grouped where the loader groups the type's rows (q4_0, q5_0: the kernels that run; in Chromium,
+// Zen 4, q4_0 took 0.89 / 0.79 ms as stored, 0.68 / 0.53 grouped). q4_K is timed as stored, though its int16 form then
+// runs grouped (group_rows_pays): grouped it ties with the int8 form here (0.71 / 0.71 ms against 0.92 / 0.71 as
+// stored), but on a model's rows, streamed from memory, the int8 form ran GPT-2 small's q4_k decode in 0.94 of the
+// grouped one's time (Chromium, Zen 5), so the tie must go to int8.
 namespace {
 bool int8_pays(dtype t) {
     static std::atomic<uint8_t> known[std::size(all_dtypes)];  // 0: not timed yet, 1: int16, 2: int8
@@ -1011,8 +1042,10 @@ bool int8_pays(dtype t) {
     double best[2] = {1e30, 1e30};
     for (int sample = 0; sample < 4; ++sample)
         for (int form = 0; form < 2; ++form) {
+            matrix_view V = W;
+            V.grouped = group_rows_layout(t) && t != dtype::q4_k;  // zeros grouped are zeros
             const auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < 32; ++i) gemv_quant_form(x.data(), 1, K, W, nullptr, y.data(), N, 0, N, form == 1);
+            for (int i = 0; i < 32; ++i) gemv_quant_form(x.data(), 1, K, V, nullptr, y.data(), N, 0, N, form == 1);
             best[form] = std::min(best[form], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
     k.store(best[1] < best[0] ? 2 : 1, std::memory_order_relaxed);
