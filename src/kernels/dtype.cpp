@@ -9,6 +9,7 @@
 
 #include "kernels/cold.h"
 #include "kernels/quants.h"
+#include "kernels/words.h"
 
 namespace wf {
 namespace {
@@ -146,13 +147,8 @@ namespace {
 // 4–7 and 12–15 B's. In 64-bit words (little-endian, as wasm and x86): the 8 A bytes are
 // (L & 0x0F…) | (H & 0x0F…) << 4 and the 8 B bytes (L >> 4 & 0x0F…) | (H & 0xF0…), L and H the original's bytes 8u
 // and 16 + 8u; the unit takes A's and B's 4-byte halves in turn.
-constexpr uint64_t lo4 = 0x0F0F0F0F0F0F0F0Full, hi4 = 0xF0F0F0F0F0F0F0F0ull, low32 = 0xFFFFFFFFull;
-inline uint64_t word(const uint8_t* p) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    return w;
-}
-inline void put(uint8_t* p, uint64_t w) { std::memcpy(p, &w, 8); }
+using namespace words;
+constexpr uint64_t low32 = 0xFFFFFFFFull;
 void q4_k_unit(const uint8_t* o, int u, uint8_t* unit) {
     const uint64_t L = word(o + 8 * u), H = word(o + 16 + 8 * u);
     const uint64_t A = (L & lo4) | (H & lo4) << 4, B = (L >> 4 & lo4) | (H & hi4);
@@ -200,11 +196,7 @@ void group_blocks(const uint8_t* rows, int64_t nb, int64_t bb, uint8_t* at) {
 // q5_0's grouped block, the 4 rows' 80 code bytes (dtype.h): their fifth bits (qh, 4 bytes a row) in 16 bytes, row
 // j's of elements l and 16 + l at bits 2j and 2j + 1 of byte l, then the rows' 16 nibble bytes each. In 64-bit words
 // (bytes 0–7 and 8–15): qh's byte 2k + h holds the bits of elements 16k + 8h + i, i < 8, which go to bit 2j + k of
-// byte i of word h. pack8: bit 0 of each of 8 bytes → a byte (byte i's to bit i: the products land in the top byte
-// without carries); unpack8 the reverse (b in each byte, bit i kept in byte i, + 0x7F carries it to bit 7).
-constexpr uint64_t ones8 = 0x0101010101010101ull;
-inline uint8_t pack8(uint64_t w) { return uint8_t((w & ones8) * 0x0102040810204080ull >> 56); }
-inline uint64_t unpack8(uint8_t b) { return (((b * ones8) & 0x8040201008040201ull) + 0x7F7F7F7F7F7F7F7Full) >> 7 & ones8; }
+// byte i of word h (kernels/words.h: unpack8, pack8).
 WF_COLD void group_q5_0_block(uint8_t* blk) {  // in place
     uint8_t rows[80];
     std::memcpy(rows, blk, 80);

@@ -15,6 +15,7 @@
 #include "kernels/cold.h"
 #include "kernels/kernels.h"
 #include "kernels/quants.h"
+#include "kernels/words.h"
 
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -185,19 +186,17 @@ WF_COLD void q5_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
         store_block(dst, b, blk);
     }
 }
-// q − 16 ∈ [−16, 15] under the same f16 scale: a q8_0 block with the same values.
+// q − 16 ∈ [−16, 15] under the same f16 scale: a q8_0 block with the same values. Eight codes a 64-bit word (the
+// prefill re-blocks a panel of rows per call, kernels/matmul-q8.cpp): q = nibble + 16·bit, so the byte of q − 16 is
+// the nibble, its high four bits set where the fifth bit is clear; qh's byte k holds elements 8k … 8k + 7's bits.
 void q5_0_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n) {
+    using namespace words;
     for (int64_t b = 0; b < n / 32; ++b) {
-        const auto blk = load_block<block_q5_0>(src, b);
-        uint32_t qh;
-        std::memcpy(&qh, blk.qh, 4);
-        block_q8_0 out;
-        out.d = blk.d;
-        for (int j = 0; j < 16; ++j) {
-            out.q[j] = int8_t(int((blk.qs[j] & 0x0F) | (qh >> j & 1) << 4) - 16);
-            out.q[j + 16] = int8_t(int((blk.qs[j] >> 4) | (qh >> (j + 16) & 1) << 4) - 16);
-        }
-        store_block(dst, b, out);
+        const uint8_t* s = src + 22 * b;
+        uint8_t* o = dst + 34 * b;
+        std::memcpy(o, s, 2);
+        const uint64_t nib[4] = {word(s + 6) & lo4, word(s + 14) & lo4, word(s + 6) >> 4 & lo4, word(s + 14) >> 4 & lo4};
+        for (int k = 0; k < 4; ++k) put(o + 2 + 8 * k, nib[k] | unpack8(uint8_t(~s[2 + k])) * 0xF0);
     }
 }
 
