@@ -325,6 +325,9 @@ void bench_activations() {
     std::printf("%-10s %8.3f\n", "gelu_tanh", ns([&] { wf::gelu_tanh(x.data(), n); }) - copy);
     std::printf("%-10s %8.3f\n", "silu_mul", ns([&] { wf::silu_mul(x.data(), up.data(), n); }) - copy);
     std::printf("%-10s %8.3f\n", "softmax", ns([&] { for (int64_t r = 0; r < 64; ++r) wf::softmax(x.data() + r * 1536, 1536); }) - copy);
+    // the integer GEMMs' and GEMVs' activations, per row of x and call
+    std::vector<wf::block_q8_0> blocks(static_cast<size_t>(n / wf::q8_block));
+    std::printf("%-10s %8.3f\n", "q8_0", ns([&] { wf::quantize_q8_0(x.data(), n, blocks.data()); }) - copy);
 }
 
 void bench_attention(double peak, double bw) {
