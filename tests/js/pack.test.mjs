@@ -46,7 +46,9 @@ test('the tarballs hold what users need and nothing else', () => {
   // KB with q4_K's grouped decode a unit at a time for the 4 rows (+0.06) and its sums' permutation rolled (−0.08),
   // 399.978 KB with the K-quants' activation sums copied in rolled loops (−0.06) and the minimums' term of the integer
   // tile block by block (+0.06; relaxed SIMD's activation packing compiled for size would have saved 0.3 but took
-  // Chromium's GPT-2 q8_0 prefill to 1.055× the time). Plus
+  // Chromium's GPT-2 q8_0 prefill to 1.055× the time), 399.78 KB with grouped q5_0's fifth bits in one vector (+0.44)
+  // and the 32-value and K-quant activations' per-call copies rolled (−0.44), 399.6 KB with the activations' q8_0
+  // quantization and the running maximums in SIMD128's own instructions (−0.16). Plus
   // 12 KB of Emscripten glue and
   // 26 KB of the API's JavaScript, which are not the engine.
   for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-relaxed.wasm']) {
