@@ -368,10 +368,11 @@ struct t_iq4_nl {
 // Row j of set t has its blocks read as stored blocks (their codes at + 2, T::decode's offsets) from w[t][j],
 // step[t] bytes apart: step = T::bytes for rows as stored; for grouped rows (dtype.h: q4_0, q5_0, iq4_nl) w[t][j]
 // points 2 bytes before row j's first codes and step = 4 rows' codes (with several sets only w[t][0] is read: row j's
-// codes are step / 4 bytes after row 0's; grouped q5_0's block is its 4 rows' fifth bits, then their nibbles). sc[t]: for one set (S = 1) the four rows' scales per block
-// widened beforehand (8 floats a block: their d, then their m); for several (grouped rows only) the group's own run
-// of f16 scales (4 a block: finite, so shifted, multiplied by 2^112 and the sign or-ed back), widened as they are
-// read. A lane's operations are its row's alone, whatever the set's other rows and the other sets are.
+// codes are step / 4 bytes after row 0's; grouped q5_0's block is its 4 rows' fifth bits, then their nibbles).
+// sc[t]: for one set (S = 1) the four rows' scales per block widened beforehand (8 floats a block: their d, then their
+// m); for several (grouped rows only) the group's own run of f16 scales (4 a block: finite, so shifted, multiplied by
+// 2^112 and the sign or-ed back), widened as they are read. A lane's operations are its row's alone, whatever the
+// set's other rows and the other sets are.
 template <class T, int M, bool I8, int S>
 inline void group4(const acts32& a, const uint8_t* const (&w)[S][4], const int (&step)[S], const void* const (&sc)[S], int nb,
                    touch_ahead* ahead, V (&acc)[S][M]) {
@@ -1038,14 +1039,13 @@ bool int8_pays(dtype t) {
     const std::vector<uint8_t> w(static_cast<size_t>(row_bytes(t, K) * N));
     const std::vector<float> x(static_cast<size_t>(K));
     std::vector<float> y(static_cast<size_t>(N));
-    const matrix_view W{t, N, K, w.data()};
+    matrix_view W{t, N, K, w.data()};
+    W.grouped = group_rows_layout(t) && t != dtype::q4_k;  // zeros grouped are zeros
     double best[2] = {1e30, 1e30};
     for (int sample = 0; sample < 4; ++sample)
         for (int form = 0; form < 2; ++form) {
-            matrix_view V = W;
-            V.grouped = group_rows_layout(t) && t != dtype::q4_k;  // zeros grouped are zeros
             const auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < 32; ++i) gemv_quant_form(x.data(), 1, K, V, nullptr, y.data(), N, 0, N, form == 1);
+            for (int i = 0; i < 32; ++i) gemv_quant_form(x.data(), 1, K, W, nullptr, y.data(), N, 0, N, form == 1);
             best[form] = std::min(best[form], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
         }
     k.store(best[1] < best[0] ? 2 : 1, std::memory_order_relaxed);
