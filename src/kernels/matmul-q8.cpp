@@ -415,8 +415,8 @@ struct quad_row_groups {
             int8_t* out = q.data() + g * q8_mr * K;
             int64_t t = 0;
 #if defined(__wasm_simd128__)
-            // four quads of the 4 rows at a time: a 4 × 4 transpose of 32-bit lanes (a word at a time, it was ~5 % of a
-            // relaxed prefill by the time it took compiled for size)
+            // four quads of the 4 rows at a time: a 4 × 4 transpose of 32-bit lanes (it was a word at a time; this
+            // packing compiled for size had made Chromium's GPT-2 q8_0 prefill 1.055× slower)
             static_assert(q8_mr == 4);
             for (; t + 4 <= K / 4; t += 4) {
                 const int8_t* c = codes.data() + t * 4;
