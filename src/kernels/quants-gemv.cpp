@@ -41,6 +41,7 @@
 #endif
 
 #include "core/error.h"
+#include "kernels/cold.h"  // WF_NO_UNROLL
 #include "kernels/kernels.h"
 #include "kernels/half4.h"
 #include "kernels/quants.h"
@@ -57,13 +58,10 @@
 // and their partial sums must stay in registers rather than on the stack (clang left them rolled in wasm).
 #if defined(__clang__)
 #define WF_UNROLL _Pragma("clang loop unroll(full)")
-#define WF_ROLLED _Pragma("clang loop unroll(disable)")
 #elif defined(__GNUC__)
 #define WF_UNROLL _Pragma("GCC unroll 16")
-#define WF_ROLLED _Pragma("GCC unroll 1")
 #else
 #define WF_UNROLL
-#define WF_ROLLED
 #endif
 
 namespace wf {
@@ -271,13 +269,13 @@ acts32 quantize_acts32(const float* x, int64_t M, int64_t ldx, int64_t K, bool z
             std::memcpy(x8 + m * K + b * 32, blocks[b].q, 32);
             // O(K) once a call, against the GEMV's O(N·K): rolled (the wasm's size budget)
             int32_t sum = 0;
-            WF_ROLLED
+            WF_NO_UNROLL
             for (int i = 0; i < 32; ++i) q[m * K + b * 32 + i] = blocks[b].q[i], sum += blocks[b].q[i];
             s[m * nb + b] = sum;
             if (z_form) {
                 const int16_t* qb = q + m * K + b * 32;
                 int16_t* zb = z + m * K + b * 32;
-                WF_ROLLED
+                WF_NO_UNROLL
                 for (int i = 0; i < 16; ++i) zb[i] = qb[i], zb[16 + i] = int16_t(qb[16 + i] - 16 * qb[i]);
             }
         }
@@ -538,11 +536,11 @@ actsK quantize_actsK(const float* x, int64_t M, int64_t ldx, int64_t K) {
             d[m * nb + b] = blocks[b].d;
             std::memcpy(x8 + m * K + b * qk_k, blocks[b].qs, qk_k);
             // the codes widened, and the block's 16 + 8 sums, once a call: rolled (the wasm's size budget)
-            WF_ROLLED
+            WF_NO_UNROLL
             for (int i = 0; i < qk_k; ++i) q[m * K + b * qk_k + i] = blocks[b].qs[i];
-            WF_ROLLED
+            WF_NO_UNROLL
             for (int g = 0; g < 16; ++g) b16[m * (K / 16) + b * 16 + g] = blocks[b].bsums[g];
-            WF_ROLLED
+            WF_NO_UNROLL
             for (int g = 0; g < 8; ++g) b32[m * (K / 32) + b * 8 + g] = int16_t(blocks[b].bsums[2 * g] + blocks[b].bsums[2 * g + 1]);
         }
     }
@@ -840,9 +838,9 @@ acts_k4 permute_acts_k4(const actsK& a, int64_t K) {
     }
     for (int64_t b = 0; b < K / qk_k; ++b) {  // 32 values a super-block, once a call: rolled (the wasm's size budget)
         const int16_t* s32 = a.b32 + b * 8;
-        WF_ROLLED
+        WF_NO_UNROLL
         for (int v = 0; v < 4; ++v)
-            WF_ROLLED
+            WF_NO_UNROLL
             for (int l = 0; l < 8; ++l) B[32 * b + 8 * v + l] = s32[4 * (v / 2) + v % 2 + 2 * (l % 2)];
     }
     return {x, z, B};
@@ -880,10 +878,10 @@ void gemvK4_groups(const actsK& a, const acts_k4& g, const matrix_view& W, const
             const V Mn = add32(add32(madd(and_(mn0, ff), ld(B)), madd(shr16(mn0, 8), ld(B + 8))),
                                add32(madd(and_(mn1, ff), ld(B + 16)), madd(shr16(mn1, 8), ld(B + 24))));
             V I[4] = {zero(), zero(), zero(), zero()};
-            WF_ROLLED
+            WF_NO_UNROLL
             for (int c = 0; c < 4; ++c) {
                 V p[4] = {zero(), zero(), zero(), zero()};
-                WF_ROLLED
+                WF_NO_UNROLL
                 for (int u = 2 * c; u < 2 * c + 2; ++u) {
                     const int64_t k = k0 + 16 * u;
                     const V x0 = ld(g.x + k), z0 = ld(g.z + k), x1 = ld(g.x + k + 8), z1 = ld(g.z + k + 8);

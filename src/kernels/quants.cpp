@@ -195,7 +195,8 @@ void q5_0_to_q8_0(const uint8_t* src, uint8_t* dst, int64_t n) {
         const uint8_t* s = src + 22 * b;
         uint8_t* o = dst + 34 * b;
         std::memcpy(o, s, 2);
-        const uint64_t nib[4] = {word(s + 6) & lo4, word(s + 14) & lo4, word(s + 6) >> 4 & lo4, word(s + 14) >> 4 & lo4};
+        const uint64_t L = word(s + 6), H = word(s + 14);  // qs bytes 0–7, 8–15: elements 0–15 low, 16–31 high
+        const uint64_t nib[4] = {L & lo4, H & lo4, L >> 4 & lo4, H >> 4 & lo4};
         for (int k = 0; k < 4; ++k) put(o + 2 + 8 * k, nib[k] | unpack8(uint8_t(~s[2 + k])) * 0xF0);
     }
 }

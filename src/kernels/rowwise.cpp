@@ -180,7 +180,7 @@ float quantize_block(const float* xb, int8_t* out) {
     for (int i = 0; i < q8_block / 4; ++i) v[i] = wasm_v128_load(xb + 4 * i), a[i] = wasm_f32x4_abs(v[i]);
     for (int w = q8_block / 8; w >= 1; w /= 2)  // a tree, not a chain of 8
         for (int i = 0; i < w; ++i) a[i] = wasm_f32x4_pmax(a[i], a[i + w]);
-    v128_t m = wasm_f32x4_pmax(wasm_f32x4_splat(0.0f), a[0]);
+    v128_t m = wasm_f32x4_pmax(wasm_f32x4_splat(0.0f), a[0]);  // a NaN here (it can hide what it met above) never reaches d
     m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 2, 3, 0, 1));
     m = wasm_f32x4_pmax(m, wasm_i32x4_shuffle(m, m, 1, 0, 3, 2));
     const float d = wasm_f32x4_extract_lane(m, 0) / float(Max);
