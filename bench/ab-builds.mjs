@@ -1,6 +1,6 @@
 // `node bench/ab-builds.mjs ROOT_A ROOT_B [--rounds N] [--env node|chromium] [--threads N]`: two builds of the engine in one process,
 // alternating (A B, then B A, …), on the engine alone — what a change to the engine bought, without a peer:
-// text-classification of one 32-token text (DistilBERT-base), fill-mask at 128 tokens (BERT-base), and a 128-token
+// text-classification of one 32-token text (DistilBERT-base), fill-mask at 128 tokens (BERT-base; f32 and q8_0), and a 128-token
 // GPT-2 small prompt + one token in f32 and at q8_0, an 8-token prompt + 32 greedy tokens in f32, at q8_0, q4_0 and q4_k (decode) and on SmolLM2-135M's shape at q8_0 and in Q4_K_M (its GGUFs), 32 q4_0 tokens after a 600-token prompt (the steps alone), Marian (opus-mt-en-de shape) translating npm run bench's sentence, greedy and 4 beams, f32, and npm run bench's embed (32 texts × 64 tokens, all-MiniLM-L6-v2's shape) and qa (384 tokens, DistilBERT-base's) rows (bench/ab-work.mjs). ROOT_A and ROOT_B are checkouts whose dist/
 // holds a build (`npm run build:wasm`, or only `cmake --build build/wasm --target wasmformer-js` and its
 // wasmformer.mjs / .wasm copied over another dist/); each needs node_modules (a symlink to this checkout's will do).

@@ -16,6 +16,7 @@ async function readJson(src) {
 async function load(wf, source, opts) {
   const classify = await wf.pipeline('text-classification', source('distilbert-cls'), opts);
   const fill = await wf.FillMask.load(source('bert-base'), opts);
+  const fillQ8 = await wf.FillMask.load(source('bert-base'), { ...opts, dtype: 'q8_0' });
   const gpt2f32 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'f32' });
   const gpt2q8 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q8_0' });
   const gpt2q4 = await wf.pipeline('text-generation', source('gpt2-base'), { ...opts, dtype: 'q4_0' });
@@ -37,6 +38,7 @@ async function load(wf, source, opts) {
   const work = {
     classify: Object.assign(() => classify(classifyText), { model: classify }),
     fill: Object.assign(() => fill.fill(fillText, { top_k: 1 }), { model: fill }),
+    'fill q8_0': Object.assign(() => fillQ8.fill(fillText, { top_k: 1 }), { model: fillQ8 }),
     'gpt2 f32': Object.assign(() => gpt2f32(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2f32 }),
     'gpt2 q8_0': Object.assign(() => gpt2q8(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2q8 }),
     'gpt2 f32 decode 32': Object.assign(() => gpt2f32(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
