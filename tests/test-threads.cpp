@@ -63,7 +63,7 @@ TEST_CASE("parallel_for rethrows the first error and the pool stays usable", "[t
     }
 }
 
-TEST_CASE("threaded matmul, attention and GELU are bit-identical to one thread", "[threads]") {
+TEST_CASE("threaded matmul, attention, GELU and layer norm are bit-identical to one thread", "[threads]") {
     uint32_t seed = 7;
     for (wf::dtype type : {wf::dtype::f32, wf::dtype::f16, wf::dtype::bf16, wf::dtype::q8_0})
         for (int64_t M : {1, 3, 4, 17})
@@ -98,9 +98,25 @@ TEST_CASE("threaded matmul, attention and GELU are bit-identical to one thread",
     }
     auto g1 = wft::random_floats(100003, seed++), g3 = g1;
     wf::activate(wf::activation::gelu_tanh, g1.data(), int64_t(g1.size()));
-    with_threads w(4);
-    wf::activate(wf::activation::gelu_tanh, g3.data(), int64_t(g3.size()));
+    {
+        with_threads w(4);
+        wf::activate(wf::activation::gelu_tanh, g3.data(), int64_t(g3.size()));
+    }
     REQUIRE(std::memcmp(g1.data(), g3.data(), g1.size() * 4) == 0);
+    // layer norm, rows split (97 × 771: above the size that splits), with and without a bias, and in place
+    const int64_t R = 97, C = 771;
+    const auto ln_x = wft::random_floats(size_t(R * C), seed++), gamma = wft::random_floats(size_t(C), seed++),
+               beta = wft::random_floats(size_t(C), seed++);
+    for (const float* b : {beta.data(), static_cast<const float*>(nullptr)}) {
+        const wf::norm n{gamma.data(), b};
+        std::vector<float> l1(ln_x.size()), l3(ln_x.size(), -1.0f), in_place = ln_x;
+        wf::apply(n, 1e-5f, ln_x.data(), R, C, l1.data());
+        with_threads w(3);
+        wf::apply(n, 1e-5f, ln_x.data(), R, C, l3.data());
+        wf::apply(n, 1e-5f, in_place.data(), R, C, in_place.data());
+        REQUIRE(std::memcmp(l1.data(), l3.data(), l1.size() * 4) == 0);
+        REQUIRE(std::memcmp(l1.data(), in_place.data(), l1.size() * 4) == 0);
+    }
 }
 
 TEST_CASE("load-time conversion gives the same bytes on one and on three threads", "[threads]") {

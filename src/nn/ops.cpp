@@ -35,10 +35,16 @@ void apply(const linear& l, const float* x, int64_t T, float* y) {
 }
 
 void apply(const norm& n, float eps, const float* x, int64_t T, int64_t width, float* y) {
-    if (n.b) return layer_norm(x, T, width, n.g, n.b, eps, y);
-    thread_local std::vector<float> zeros;
-    if (zeros.size() < size_t(width)) zeros.assign(size_t(width), 0.0f);
-    layer_norm(x, T, width, n.g, zeros.data(), eps, y);
+    const float* b = n.b;
+    if (!b) {
+        thread_local std::vector<float> zeros;
+        if (zeros.size() < size_t(width)) zeros.assign(size_t(width), 0.0f);
+        b = zeros.data();
+    }
+    // rows split across threads (BERT-base at 128 tokens: 25 layer norms of 128 × 768, ~0.1 ms each on one thread)
+    const auto rows = [&](int64_t r0, int64_t r1) { layer_norm(x + r0 * width, r1 - r0, width, n.g, b, eps, y + r0 * width); };
+    if (T * width < min_parallel_work) return rows(0, T);
+    parallel_for(T, std::max<int64_t>(1, 8192 / width), rows);
 }
 
 namespace {

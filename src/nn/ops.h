@@ -15,7 +15,7 @@ namespace wf {
 
 // y (T×out) = x (T×in)·Wᵀ + b, the output columns split across threads.
 void apply(const linear& l, const float* x, int64_t T, float* y);
-// Layer norm of T rows of n values (norm.b may be null: no bias).
+// Layer norm of T rows of n values (norm.b may be null: no bias), the rows split across threads.
 void apply(const norm& n, float eps, const float* x, int64_t T, int64_t width, float* y);
 // The activation, in place over n values.
 void activate(activation a, float* x, int64_t n);
