@@ -579,6 +579,14 @@ void q45_0_column(const uint8_t* row, int64_t K, bool five, int64_t j, int8_t* p
     }
 }
 
+// The integer tiles, once the panel of columns [n, n + 8) is packed: the next panel's rows read now, all at once
+// (kernels/touch.h: wasm has no prefetch), so that its packing finds them in cache — the misses of 8 rows' worth of
+// blocks wait together instead of one block's at a time inside the packing loop (bench/ab-builds.mjs, Node, 10
+// rounds: BERT-base fill-mask at q8_0 0.966 of the time, GPT-2 small's 128-token q8_0 prefill 0.971; Chromium,
+// relaxed SIMD's tiles, 8 rounds: 0.935 and 0.961). One function for the three tiles: it costs nothing per call and
+// keeps the engine's size.
+[[gnu::noinline]] void touch_next_panel(const matrix_view& W, int64_t n, int64_t n1) { touch_rows(W, n + q8_nr, n1, q8_nr); }
+
 }  // namespace
 
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
@@ -629,11 +637,7 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         } else {
             pack_q8_panel(Wm, n, cols, panel.data(), dw.data());
         }
-        // the next panel's rows read now, all at once (kernels/touch.h: wasm has no prefetch), so that its packing finds
-        // them in cache: the misses of 8 rows' worth of blocks wait together instead of one block's at a time inside
-        // the packing loop (bench/ab-builds.mjs, Node, 10 rounds: BERT-base fill-mask at q8_0 0.966 of the time, GPT-2
-        // small's 128-token q8_0 prefill 0.971; Chromium, relaxed SIMD's tiles, 8 rounds: 0.935 and 0.961)
-        touch_rows(Wm, n + q8_nr, n1, q8_nr);
+        touch_next_panel(Wm, n, n1);
         for (int64_t g = 0; g < groups; ++g) {
             float out[q8_mr][q8_nr];
             tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), dw.data(), ns, out);
@@ -677,7 +681,7 @@ void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         } else {
             pack_q7_panel(Wm, n, cols, panel.data(), corr.data(), dw.data());
         }
-        touch_rows(Wm, n + q8_nr, n1, q8_nr);  // the next panel's rows, read ahead (as gemm_q8)
+        touch_next_panel(Wm, n, n1);
         for (int64_t g = 0; g < groups; ++g) {
             float out[q8_mr][q8_nr];
             tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), corr.data(), dw.data(), nb, out);
@@ -722,7 +726,7 @@ void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         }
         panel_values(cd.data(), ns, cols, dw.data());
         if (to_codes) panel_values(cm.data(), ns, cols, mw.data());
-        touch_rows(Wm, n + q8_nr, n1, q8_nr);  // the next panel's rows, read ahead (as gemm_q8)
+        touch_next_panel(Wm, n, n1);
         for (int64_t g = 0; g < groups; ++g) {
             float out[q8_mr][q8_nr];
             tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), xq.corr.data() + g * ns * q8_mr, dw.data(), ns, out);

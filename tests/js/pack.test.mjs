@@ -49,7 +49,9 @@ test('the tarballs hold what users need and nothing else', () => {
   // Chromium's GPT-2 q8_0 prefill to 1.055× the time), 399.78 KB with grouped q5_0's fifth bits in one vector (+0.44)
   // and the 32-value and K-quant activations' per-call copies rolled (−0.44), 399.6 KB with the activations' q8_0
   // quantization and the running maximums in SIMD128's own instructions (−0.16), 399.7 KB with relaxed SIMD's
-  // activation packing as a 4 × 4 transpose (+0.1). Plus
+  // activation packing as a 4 × 4 transpose (+0.1), 399.9 KB with the integer tiles reading the next panel of W
+  // ahead (one out-of-line function for the three tiles: +0.1; inlined in each, 400.08) and layer norms split
+  // across threads (+0.1). Plus
   // 12 KB of Emscripten glue and
   // 26 KB of the API's JavaScript, which are not the engine.
   for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-relaxed.wasm']) {
