@@ -94,7 +94,7 @@ void attend(attention_args a, float* probs) {
     const int h0 = a.head_begin, h1 = a.head_end < 0 ? a.n_head : a.head_end;
     if (int64_t(h1 - h0) * a.n_q * a.n_kv * a.head_dim < min_parallel_work) return attention(a);
     // a decode step's ranges each read every row of the cache, their heads' part of it: one range per thread, as even
-    // as the heads allow (parallel_for's ranges of heads would be about two per thread)
+    // as the heads allow (parallel_for's ranges of heads would be several per thread)
     const int64_t n = h1 - h0, parts = a.n_q < attention_query_block ? std::min<int64_t>(thread_count(), n) : n;
     parallel_for(parts, 1, [&](int64_t b, int64_t e) {
         attention_args part = a;
