@@ -439,6 +439,21 @@ TEST_CASE("row-wise kernels match their scalar twins", "[kernels]") {
     }
 }
 
+TEST_CASE("transpose matches its scalar twin at odd sizes and strides, touching nothing outside its block", "[kernels]") {
+    uint32_t seed = 77;
+    for (int64_t rows : {1, 3, 4, 5, 16, 19})
+        for (int64_t cols : {1, 2, 4, 7, 8, 33}) {
+            INFO("rows=" << rows << " cols=" << cols);
+            const int64_t lds = cols + 3, ldd = rows + 5;
+            const auto src = wft::random_floats(size_t(rows * lds), seed++);
+            std::vector<float> d(size_t(cols * ldd + 1), -7.0f), dr = d;
+            wf::transpose(src.data(), rows, cols, lds, d.data(), ldd);
+            wf::ref::transpose(src.data(), rows, cols, lds, dr.data(), ldd);
+            REQUIRE(d == dr);
+            REQUIRE(d[size_t((cols - 1) * ldd + rows - 1)] == src[size_t((rows - 1) * lds + cols - 1)]);
+        }
+}
+
 // The activations and softmax take their exponential from one polynomial valid on [−87, 88] and clamp their
 // arguments to it (kernels/rowwise.cpp): across the whole range of inputs, past the clamps on both sides, they stay
 // within the same tolerances of their twins; a masked score (−inf) weighs exactly 0 and a large one does not overflow.

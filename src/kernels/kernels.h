@@ -74,6 +74,9 @@ void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* o
 float dot(const float* a, const float* b, int64_t n);
 // y += alpha·x
 void axpy(float alpha, const float* x, float* y, int64_t n);
+// dst = srcᵀ: dst[c·ldd + r] = src[r·lds + c] for r < rows, c < cols. Cache-friendly for a band of a few rows (a
+// loader's band of 16 stored rows: each column's values land as one run of 64 bytes).
+void transpose(const float* src, int64_t rows, int64_t cols, int64_t lds, float* dst, int64_t ldd);
 
 // matmul with relaxed SIMD, from 16 rows on, for q8_0 weights and iq4_nl (re-blocked as q8_0): x quantized to 7
 // bits by quantize_q7, per block Σ q_w·q_x in int32 scaled by d_w·d_x. Its tile is relaxed SIMD's int8 dot product
@@ -121,6 +124,7 @@ void mul(float* y, const float* x, int64_t n);
 void embed(const matrix_view& table, const int32_t* ids, int64_t n_ids, float* out);
 float dot(const float* a, const float* b, int64_t n);
 void axpy(float alpha, const float* x, float* y, int64_t n);
+void transpose(const float* src, int64_t rows, int64_t cols, int64_t lds, float* dst, int64_t ldd);
 void quantize_q8_0(const float* x, int64_t n, block_q8_0* out);  // the twin of dtype.h's (SIMD, in rowwise.cpp)
 void quantize_q7(const float* x, int64_t n, int8_t* q, float* d);
 // The twin of matmul's relaxed-SIMD path (gemm_q7): x quantized by quantize_q7, W's rows as q8_0 (re-blocked for

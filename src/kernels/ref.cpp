@@ -147,6 +147,11 @@ void axpy(float alpha, const float* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] += alpha * x[i];
 }
 
+void transpose(const float* src, int64_t rows, int64_t cols, int64_t lds, float* dst, int64_t ldd) {
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) dst[c * ldd + r] = src[r * lds + c];
+}
+
 void quantize_q8_0(const float* x, int64_t n, block_q8_0* out) {
     for (int64_t b = 0; b < n / q8_block; ++b) {
         const float* xb = x + b * q8_block;

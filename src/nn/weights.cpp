@@ -6,6 +6,7 @@
 #include <new>
 
 #include "core/checked.h"
+#include "kernels/kernels.h"
 #include "kernels/parallel.h"
 
 namespace wf {
@@ -164,8 +165,8 @@ matrix_view weight_store::convert(const raw_tensor& t, int64_t rows, int64_t col
         return {target, rows, cols, out};
     }
     // Widen the stored rows to f32 and narrow each result row to the target type: one row at a time; transposed, a
-    // band of stored rows at a time into a whole f32 matrix, each result row getting the band's values as one run.
-    // (Column by column, 4 bytes per cache line, GPT-2 small's f32 load spent 0.67 s transposing; and the buffers are
+    // band of stored rows at a time into a whole f32 matrix (the transpose kernel), each result row getting the band's
+    // values as one run. (Column by column, 4 bytes per cache line, GPT-2 small's f32 load spent 0.67 s transposing; and the buffers are
     // not cleared first: std::vector's resize did that a float at a time in wasm.)
     const matrix_view stored{t.type, transposed ? cols : rows, transposed ? rows : cols, t.data};
     if (!transposed && target == dtype::f32) {
@@ -187,10 +188,7 @@ matrix_view weight_store::convert(const raw_tensor& t, int64_t rows, int64_t col
         for (int64_t r0 = 0; r0 < stored.n_rows; r0 += band) {
             const int64_t nb = std::min(band, stored.n_rows - r0);
             for (int64_t j = 0; j < nb; ++j) dequantize_row(stored, r0 + j, lines.data() + j * rows);
-            for (int64_t c = 0; c < rows; ++c) {
-                float* dst = f32_rows + c * cols + r0;
-                for (int64_t j = 0; j < nb; ++j) dst[j] = lines[size_t(j * rows + c)];
-            }
+            transpose(lines.data(), nb, rows, rows, f32_rows + r0, cols);
         }
         if (target == dtype::f32) return {target, rows, cols, out};
     }
