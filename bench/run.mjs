@@ -150,7 +150,7 @@ async function workloads() {
   })() : null;
   const gpt = { prompt, ids: gids, decode: DECODE, n_head: gptCfg.n_head, n_embd: gptCfg.n_embd };
   return { fill: { task: 'fill', text, ids, mask: ids.indexOf(maskId) }, generate: { task: 'generate', ...gpt }, prefill: { task: 'prefill', ...gpt },
-    embed: { task: 'embed', texts, ids: embedIds },
+    embed: { task: 'embed', texts, ids: embedIds }, load: { task: 'load' },
     classify: { task: 'classify', text: clsText, ids: [clsIds], labels: Object.values(clsCfg.id2label) },
     qa: { task: 'qa', question, context, ids: [qaIds], ctxStart: qIds.length, words: qaWords, wordStarts },
     translate };
@@ -254,6 +254,15 @@ function rows(w) {
     add(TRANSLATE_Q8, 'Marian (opus-mt-en-de shape) translation, 32-token source → 32 new tokens, greedy and 4 beams: q8_0 vs transformers.js q8 (int8)', 'translate',
       WF('marian-en-de', 'q8_0', { bpw: 34 / 32 }), { engine: 'tjs', model: 'marian-en-de-onnx', dtype: 'q8', bpw: 1 }, undefined,
       { work: work.marian, setupError: translateSetupError ?? translateQ8SetupError, quantized: true });
+    // loads: from the model's files (read or fetched every time) to something that runs, then released. wasmformer's
+    // Model.load also builds the tokenizer and (q8_0) converts the F32 file; onnxruntime-web's InferenceSession.create
+    // gets the .onnx bytes (graph optimizations 'all', as the timed rows) and no tokenizer. No share of a ceiling.
+    add('bert-f32-load', 'BERT-base load, f32: wasmformer Model.load (files, tokenizer) vs onnxruntime-web InferenceSession.create (fp32 .onnx)', 'load',
+      WF('bert-base', 'f32'), ORT('onnx/bert-fp32.onnx'));
+    add('bert-q8-load', 'BERT-base load, 8-bit: wasmformer Model.load dtype q8_0 (the F32 file converted) vs onnxruntime-web InferenceSession.create (int8 .onnx)', 'load',
+      WF('bert-base', 'q8_0'), ORT('onnx/bert-int8.onnx'));
+    add('gpt2-f32-load', 'GPT-2 small load, f32: wasmformer Model.load (files, tokenizer) vs onnxruntime-web InferenceSession.create (fp32 .onnx)', 'load',
+      WF('gpt2-base', 'f32'), ORT('onnx/gpt2-fp32.onnx'));
     add('bert-threads', 'BERT-base fill-mask, 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'fill', WF('bert-base', 'f32', { threads: 2, bpw: 4 }), WF('bert-base', 'f32', { bpw: 4 }));
     add('prefill-threads', 'GPT-2 small prefill of 128 tokens, f32: wasmformer 2 threads vs 1 thread', 'prefill', WF('gpt2-base', 'f32', { threads: 2, bpw: 4 }), WF('gpt2-base', 'f32', { bpw: 4 }));
   }
@@ -437,14 +446,14 @@ const fmt = (x, d = 0) => x.toFixed(d);
 // embed → sentences/s; classify and qa → ms.
 function lines(row, res, ceil) {
   const metrics = { fill: [['ms', 'ms', false]], prefill: [['prefill_ms', 'ms', false]], generate: [['prefill_ms', 'ms', false], ['decode_tps', 'tok/s', true]],
-    embed: [['sentences_per_s', 'sentences/s', true]], classify: [['ms', 'ms', false]], qa: [['ms', 'ms', false]],
+    embed: [['sentences_per_s', 'sentences/s', true]], classify: [['ms', 'ms', false]], qa: [['ms', 'ms', false]], load: [['ms', 'ms', false]],
     translate: [['greedy_ms', 'ms', false], ['beam_ms', 'ms', false]] }[row.workload?.task ?? 'translate'];
   const tw = row.workload?.task === 'translate' ? row.workload : null;
   const what = (key) => (key === 'decode_tps' ? `decode ${DECODE} tokens`
     : key === 'greedy_ms' ? `translate ${tw?.ids.length ?? '?'} → ${tw?.options.max_new_tokens ?? '?'}, greedy`
     : key === 'beam_ms' ? `translate ${tw?.ids.length ?? '?'} → ${tw?.options.max_new_tokens ?? '?'}, ${tw?.beams ?? '?'} beams`
     : { fill: 'fill-mask 128', prefill: 'prefill 128', generate: 'prefill 128', embed: `embed ${EMBED_BATCH} × ${EMBED_TOKENS}`,
-        classify: `classify ${CLS_TOKENS}`, qa: `qa ${QA_TOKENS}` }[row.workload.task]);
+        classify: `classify ${CLS_TOKENS}`, qa: `qa ${QA_TOKENS}`, load: 'load: files → ready' }[row.workload.task]);
   const line = { id: row.id, env: row.env, title: row.title, other_cores: res.other_cores, steal_cores: res.steal_cores };
   if (res.unavailable || res.error) return [{ ...line, what: metrics.map(([key]) => what(key)).join(', '), note: res.unavailable ?? `failed: ${res.error}` }];
   return metrics.map(([key, unit, higherIsBetter]) => {
@@ -462,7 +471,8 @@ function lines(row, res, ceil) {
       // (translation's greedy steps; the decode rows whose output layer is f32)
       const bytes = (weights, head, screened) => (screened ? (weights - head) * (bpw ?? 4) + head * spec.screen : weights * (bpw ?? 4));
       const stepBytes = tw && bytes(row.work.stepWeights, row.work.headWeights, spec.screen && key === 'greedy_ms');
-      const pct = tw ? (100 * tw.options.max_new_tokens * stepBytes) / (m / 1e3) / 1e9 / c.read_gbs
+      const pct = row.workload.task === 'load' ? null
+        : tw ? (100 * tw.options.max_new_tokens * stepBytes) / (m / 1e3) / 1e9 / c.read_gbs
         : key === 'decode_tps' ? (100 * m * bytes(wk.decodeWeights, wk.decodeHead, spec.screen)) / 1e9 / c.read_gbs
         : key === 'sentences_per_s' ? (100 * m * work.embed) / 1e9 / c.gflops
         : (100 * wk[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
@@ -489,13 +499,14 @@ function table(all) {
   const noise = (l) => (l.other_cores > 0.1 ? `; other processes used ${l.other_cores} cores meanwhile` : '');
   const out = [head, head.map(() => '---')];
   const v = (s, unit) => `${fmt(s.median, unit === 'ms' ? 0 : 1)} ${unit} (${fmt(s.min, unit === 'ms' ? 0 : 1)}–${fmt(s.max, unit === 'ms' ? 0 : 1)})`;
+  const pct = (s) => (s.pct == null ? '—' : fmt(s.pct) + ' %');  // (a load has no ceiling)
   for (const l of all) {
     const short = l.id.split(':')[1];
     if (!l.a) out.push([l.env, short, l.what, '—', '—', '—', '—', '—', l.note]);
-    else if (!l.b) out.push([l.env, short, l.what, v(l.a, l.unit), '—', '—', fmt(l.a.pct) + ' %', '—', `${l.a.threads} / —; ${l.note}${noise(l)}`]);
-    else if (l.ratio == null) out.push([l.env, short, l.what, v(l.a, l.unit), v(l.b, l.unit), '—', fmt(l.a.pct) + ' %', fmt(l.b.pct) + ' %',
+    else if (!l.b) out.push([l.env, short, l.what, v(l.a, l.unit), '—', '—', pct(l.a), '—', `${l.a.threads} / —; ${l.note}${noise(l)}`]);
+    else if (l.ratio == null) out.push([l.env, short, l.what, v(l.a, l.unit), v(l.b, l.unit), '—', pct(l.a), pct(l.b),
       `${l.a.threads} / ${l.b.threads}; ${l.note}${noise(l)}`]);
-    else out.push([l.env, short, l.what, v(l.a, l.unit), v(l.b, l.unit), fmt(l.ratio, 2) + '×', fmt(l.a.pct) + ' %', fmt(l.b.pct) + ' %',
+    else out.push([l.env, short, l.what, v(l.a, l.unit), v(l.b, l.unit), fmt(l.ratio, 2) + '×', pct(l.a), pct(l.b),
       `${l.a.threads} / ${l.b.threads}${noise(l)}`]);
   }
   return out.map((r) => `| ${r.join(' | ')} |`).join('\n');

@@ -289,6 +289,22 @@ const engines = {
     const source = ctx.source(spec.model);
     const info = {};
     const seen = (timings) => Object.assign(info, { threads: timings.threads, threading: timings.simd ? `${timings.threading}; ${timings.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'}` : timings.threading });
+    if (w.task === 'load') {  // each run: the files to a model that runs (the tokenizer built, the weights converted), disposed
+      const { Model } = ctx.wasmformer;
+      Object.assign(info, { threads: opts.threads, threading: `Model.load, ${opts.threads} thread${opts.threads === 1 ? '' : 's'}` });
+      return {
+        info,
+        async run() {
+          const t0 = now();
+          const m = await Model.load(source, opts);
+          const ms = now() - t0;
+          info.dtype = m.info?.dtype;
+          await m.dispose();
+          return { ms };
+        },
+        dispose() {},
+      };
+    }
     if (w.task === 'fill') {
       const fm = await FillMask.load(source, opts);
       info.dtype = fm.info.dtype;
@@ -401,7 +417,22 @@ const engines = {
 
   async ort(spec, w, ctx) {
     const { ort } = ctx;
-    const session = await ort.InferenceSession.create(await ctx.bytes(spec.model), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+    const create = async () => ort.InferenceSession.create(await ctx.bytes(spec.model), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+    if (w.task === 'load') {  // each run: the .onnx bytes read (fetched) and a session created, then released
+      const info = { threads: ctx.ortThreads, threading: `InferenceSession.create, onnxruntime-web numThreads ${ctx.ortThreads}` };
+      return {
+        info,
+        async run() {
+          const t0 = now();
+          const session = await create();
+          const ms = now() - t0;
+          await session.release();
+          return { ms };
+        },
+        dispose() {},
+      };
+    }
+    const session = await create();
     const i64 = (xs, dims) => new ort.Tensor('int64', BigInt64Array.from(xs, BigInt), dims);
     const info = { threads: ctx.ortThreads, threading: `onnxruntime-web numThreads ${ctx.ortThreads}` };
     const T = w.ids.length;
