@@ -278,6 +278,22 @@ async function memoryOf(probes) {
            workers: rs.reduce((s, r) => s + r.workers, 0), probes: rs.length };
 }
 
+// A load row's side: each run times open() (a load, resolving to the function that releases what it loaded), then
+// releases it untimed; nothing stays loaded between runs.
+function timedLoads(info, open) {
+  return {
+    info,
+    async run() {
+      const t0 = now();
+      const release = await open();
+      const ms = now() - t0;
+      await release();
+      return { ms };
+    },
+    dispose() {},
+  };
+}
+
 // ------------------------------------------------------------------------------------------------------ engines
 // Each loads its model and returns { info, run() → sample, dispose() }; spec = the engine's side of the row, w = the
 // row's workload (text, ids, …).
@@ -290,20 +306,12 @@ const engines = {
     const info = {};
     const seen = (timings) => Object.assign(info, { threads: timings.threads, threading: timings.simd ? `${timings.threading}; ${timings.simd === 'relaxed' ? 'relaxed SIMD' : 'SIMD128'}` : timings.threading });
     if (w.task === 'load') {  // each run: the files to a model that runs (the tokenizer built, the weights converted), disposed
-      const { Model } = ctx.wasmformer;
       Object.assign(info, { threads: opts.threads, threading: `Model.load, ${opts.threads} thread${opts.threads === 1 ? '' : 's'}` });
-      return {
-        info,
-        async run() {
-          const t0 = now();
-          const m = await Model.load(source, opts);
-          const ms = now() - t0;
-          info.dtype = m.info?.dtype;
-          await m.dispose();
-          return { ms };
-        },
-        dispose() {},
-      };
+      return timedLoads(info, async () => {
+        const m = await ctx.wasmformer.Model.load(source, opts);
+        info.dtype = m.info.dtype;
+        return () => m.dispose();
+      });
     }
     if (w.task === 'fill') {
       const fm = await FillMask.load(source, opts);
@@ -420,17 +428,10 @@ const engines = {
     const create = async () => ort.InferenceSession.create(await ctx.bytes(spec.model), { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
     if (w.task === 'load') {  // each run: the .onnx bytes read (fetched) and a session created, then released
       const info = { threads: ctx.ortThreads, threading: `InferenceSession.create, onnxruntime-web numThreads ${ctx.ortThreads}` };
-      return {
-        info,
-        async run() {
-          const t0 = now();
-          const session = await create();
-          const ms = now() - t0;
-          await session.release();
-          return { ms };
-        },
-        dispose() {},
-      };
+      return timedLoads(info, async () => {
+        const session = await create();
+        return () => session.release();
+      });
     }
     const session = await create();
     const i64 = (xs, dims) => new ort.Tensor('int64', BigInt64Array.from(xs, BigInt), dims);

@@ -1,5 +1,5 @@
 // Row-wise SIMD kernels (xsimd): layer norm, RMS norm, GELU, SiLU·up, rotary embedding, softmax, add, embedding
-// gather, dot, axpy.
+// gather, dot, axpy, and the loader's transpose.
 #include <cmath>
 #include <vector>
 #include "kernels/cold.h"

@@ -165,9 +165,9 @@ matrix_view weight_store::convert(const raw_tensor& t, int64_t rows, int64_t col
         return {target, rows, cols, out};
     }
     // Widen the stored rows to f32 and narrow each result row to the target type: one row at a time; transposed, a
-    // band of stored rows at a time into a whole f32 matrix (the transpose kernel), each result row getting the band's
-    // values as one run. (Column by column, 4 bytes per cache line, GPT-2 small's f32 load spent 0.67 s transposing; and the buffers are
-    // not cleared first: std::vector's resize did that a float at a time in wasm.)
+    // band of stored rows at a time into a whole f32 matrix (the transpose kernel), each result row getting the
+    // band's values as one run. (Column by column, 4 bytes per cache line, GPT-2 small's f32 load spent 0.67 s
+    // transposing; and the buffers are not cleared first: std::vector's resize did that a float at a time in wasm.)
     const matrix_view stored{t.type, transposed ? cols : rows, transposed ? rows : cols, t.data};
     if (!transposed && target == dtype::f32) {
         for (int64_t r = 0; r < rows; ++r) dequantize_row(stored, r, reinterpret_cast<float*>(out) + r * cols);

@@ -612,7 +612,7 @@ std::unique_ptr<tokenizer> load_tokenizer(const file_set& files) {
             assign_roles(*tok, cfg, "vocab.json");
             return tok;
         }
-        auto tok = gpt2_files(vm);  // (the files read once: GPT-2 small's load had parsed vocab.json twice, ~40 ms)
+        auto tok = gpt2_files(vm);  // the files as read above, not parsed a second time
         assign_roles(*tok, cfg, "vocab.json");
         // RoBERTa's files are GPT-2's format with <s> … </s> around every text (and offsets without the leading
         // space); GPT-2's vocabulary has neither token
