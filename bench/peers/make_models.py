@@ -14,6 +14,9 @@ OUT_DIR/onnx/gpt2-fp32.onnx            input_ids (1, T), past_key_values.{i}.key
 OUT_DIR/onnx/*-int8.onnx               the same, dynamically quantized as onnxruntime's
                                        quantize_dynamic(weight_type=QInt8) writes it (see quantize_int8)
 OUT_DIR/gguf/gpt2-{f32,q8_0,q4_0}.gguf llama.cpp's gpt2 names (tools/reference/gguf_export.py)
+OUT_DIR/gguf/bert-q8_0.gguf            bert-base as llama.cpp's "bert" architecture, Q8_0 matrices (norms, biases and the
+                                       position / token-type embeddings F32), its masked-LM head under Hugging Face's
+                                       names (cls.predictions.*): the 8-bit file the bert-q8-load row reads
 OUT_DIR/minilm-st                      a sentence-transformers folder (modules.json, 1_Pooling mean, 2_Normalize) around
                                        a BertModel with all-MiniLM-L6-v2's shape: 6 layers, 384, 12 heads, 1536, 512
                                        positions (tools/reference/encoders.py; bert-base-uncased's vocab.txt)
@@ -533,6 +536,9 @@ def main():
     made(os.path.join(onnx_dir, "minilm-int8.onnx"), quantize_int8, os.path.join(onnx_dir, "minilm-fp32.onnx"))
     made(os.path.join(onnx_dir, "distilbert-cls-fp32.onnx"), export_encoder, os.path.join(out, "distilbert-cls"))
     made(os.path.join(onnx_dir, "distilbert-qa-fp32.onnx"), export_encoder, os.path.join(out, "distilbert-qa"))
+    made(os.path.join(gguf_dir, "bert-q8_0.gguf"),
+         lambda dst: subprocess.run([sys.executable, os.path.join(REF, "gguf_export.py"), bert, dst, "--type", "q8_0"], check=True,
+                                    stdout=subprocess.DEVNULL))
     for t in ("f32", "q8_0", "q4_0"):
         made(os.path.join(gguf_dir, f"gpt2-{t}.gguf"),
              lambda dst: subprocess.run([sys.executable, os.path.join(REF, "gguf_export.py"), gpt2, dst, "--type", t], check=True,
