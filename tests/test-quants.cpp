@@ -579,6 +579,38 @@ TEST_CASE("dtype conversion at load: every block type by ggml's quantizer, the v
     }
 }
 
+TEST_CASE("F32 rows convert to q8_0 as the scalar twin quantizes them block by block, from aligned and misaligned bytes", "[quants][nn]") {
+    // 3 rows of 131 blocks; the same floats at a 4-byte boundary (read where they are) and 2 bytes past one (widened
+    // into a line first)
+    constexpr int64_t rows = 3, cols = 131 * wf::q8_block;
+    struct source : wft::memory_source {
+        std::vector<float> a;
+        std::vector<uint8_t> b;
+    } src;
+    src.a = wft::random_floats(size_t(rows * cols), 91, -3.0f, 3.0f);
+    for (int64_t i = 0; i < cols; i += 97) src.a[size_t(i)] *= 50.0f;  // an outlier now and then: a block's scale
+    src.b.resize(src.a.size() * 4 + 2);
+    std::memcpy(src.b.data() + 2, src.a.data(), src.a.size() * 4);
+    src.ts.push_back({"a", "m.safetensors", dtype::f32, {rows, cols}, reinterpret_cast<const uint8_t*>(src.a.data()), int64_t(src.a.size() * 4)});
+    src.ts.push_back({"b", "m.safetensors", dtype::f32, {rows, cols}, src.b.data() + 2, int64_t(src.a.size() * 4)});
+    wf::weight_store s(src, wf::storage_plan::convert_all(dtype::q8_0));
+    std::vector<wf::block_q8_0> want(size_t(cols / wf::q8_block));
+    for (int t = 0; t < 2; ++t) {
+        INFO((t ? "misaligned" : "aligned"));
+        const wf::matrix_view m = s.matrix(src.ts[size_t(t)], rows, cols);
+        REQUIRE(m.type == dtype::q8_0);
+        REQUIRE_FALSE(m.grouped);
+        for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t b = 0; b < cols / wf::q8_block; ++b) wf::ref::quantize_q8_0(src.a.data() + r * cols + b * wf::q8_block, wf::q8_block, &want[size_t(b)]);
+            REQUIRE(std::memcmp(m.row(r), want.data(), want.size() * sizeof want[0]) == 0);
+        }
+    }
+    // the type's row converter into a destination that is not aligned for blocks: the same bytes
+    std::vector<uint8_t> odd(size_t(wf::row_bytes(dtype::q8_0, cols)) + 1);
+    wf::traits(dtype::q8_0).from_f32(src.a.data(), odd.data() + 1, cols);
+    REQUIRE(std::memcmp(odd.data() + 1, s.matrix(src.ts[0], rows, cols).row(0), odd.size() - 1) == 0);
+}
+
 TEST_CASE("Transposed weights (GPT-2's Conv1D) load as their transpose: f32, f16 widened, q8_0, odd sizes", "[quants][nn]") {
     // result rows × cols: 37 × 45 from f32 and from f16 (45 stored rows: two bands of 16 and a tail of 13), 37 × 96 to
     // q8_0 (whole blocks); the reference transposes element by element

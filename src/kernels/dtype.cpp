@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -41,7 +42,10 @@ WF_COLD void q8_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
         for (int i = 0; i < q8_block; ++i) dst[b * q8_block + i] = d * float(blk.q[i]);
     }
 }
+// Straight into dst where it is aligned for blocks (a copy of 512 bytes or more is a call into JavaScript in the
+// single-thread wasm build, README's build notes); else a block at a time through one that is.
 void q8_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
+    if (reinterpret_cast<uintptr_t>(dst) % alignof(block_q8_0) == 0) return quantize_q8_0(src, n, reinterpret_cast<block_q8_0*>(dst));
     for (int64_t b = 0; b < n / q8_block; ++b) {
         block_q8_0 blk;
         quantize_q8_0(src + b * q8_block, q8_block, &blk);
@@ -183,8 +187,11 @@ void gather_q4_k(const uint8_t* group, int64_t nb, int64_t j, uint8_t* buf) {
 
 // A group of 4 rows of the 32-value types (nb blocks of bb bytes each, as stored in `rows`) → grouped at `at`: the
 // blocks' f16 scales, then their codes (dtype.h).
-void group_blocks(const uint8_t* rows, int64_t nb, int64_t bb, uint8_t* at) {
-    const int64_t c = bb - 2;
+// The codes' size a template argument: copies of a constant size are loads and stores in place, where a variable
+// one is a call of memcpy per block (a tenth of BERT-base's q8_0 conversion at load).
+template <int64_t bb>
+void group_blocks(const uint8_t* rows, int64_t nb, uint8_t* at) {
+    constexpr int64_t c = bb - 2;
     for (int64_t j = 0; j < row_group; ++j)
         for (int64_t b = 0; b < nb; ++b) {
             const uint8_t* blk = rows + (j * nb + b) * bb;
@@ -235,7 +242,9 @@ WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) 
         uint8_t* at = data + g * rb;
         std::memcpy(rows.data(), at, rows.size());
         if (t == dtype::q4_k) group_q4_k(rows.data(), nb, at);
-        else group_blocks(rows.data(), nb, bb, at);
+        else if (bb == 34) group_blocks<34>(rows.data(), nb, at);  // q8_0
+        else if (bb == 18) group_blocks<18>(rows.data(), nb, at);  // q4_0, iq4_nl
+        else group_blocks<22>(rows.data(), nb, at);                // q5_0
         if (t == dtype::q5_0)
             for (int64_t b = 0; b < nb; ++b) group_q5_0_block(at + 2 * row_group * nb + 80 * b);
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <cstring>
 #include <new>
 
@@ -197,8 +198,14 @@ matrix_view weight_store::convert(const raw_tensor& t, int64_t rows, int64_t col
     parallel_for(rows, std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)), [&](int64_t r0, int64_t r1) {
         std::vector<float> line(f32_rows ? 0 : static_cast<size_t>(cols));  // a stored row widened, one line per thread
         for (int64_t r = r0; r < r1; ++r) {
-            if (!f32_rows) dequantize_row(stored, r, line.data());
-            traits(target).from_f32(f32_rows ? f32_rows + r * cols : line.data(), out + r * row_bytes(target, cols), cols);
+            const float* src = f32_rows ? f32_rows + r * cols : nullptr;
+            if (!src && stored.type == dtype::f32 && reinterpret_cast<uintptr_t>(stored.row(r)) % alignof(float) == 0)
+                src = reinterpret_cast<const float*>(stored.row(r));  // an aligned F32 row is read where it is
+            if (!src) {
+                dequantize_row(stored, r, line.data());
+                src = line.data();
+            }
+            traits(target).from_f32(src, out + r * row_bytes(target, cols), cols);
         }
     });
     return {target, rows, cols, out};

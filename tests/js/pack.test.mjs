@@ -52,7 +52,8 @@ test('the tarballs hold what users need and nothing else', () => {
   // activation packing as a 4 × 4 transpose (+0.1), 399.9 KB with the integer tiles reading the next panel of W
   // ahead (one out-of-line function for the three tiles: +0.1; inlined in each, 400.08) and layer norms split
   // across threads (+0.1), 399.65 KB with the strict JSON parser's duplicate-key check by its objects' sizes (no set of
-  // keys) and the loader's Conv1D transpose as a kernel compiled for size (−0.24). Plus
+  // keys) and the loader's Conv1D transpose as a kernel compiled for size (−0.24), 399.81 KB with the q8_0 conversion
+  // at load writing its blocks in place and the 4-row grouping's copies of constant sizes (+0.16). Plus
   // 12 KB of Emscripten glue and
   // 26 KB of the API's JavaScript, which are not the engine.
   for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-relaxed.wasm']) {
