@@ -42,8 +42,8 @@ WF_COLD void q8_0_to_f32(const uint8_t* src, float* dst, int64_t n) {
         for (int i = 0; i < q8_block; ++i) dst[b * q8_block + i] = d * float(blk.q[i]);
     }
 }
-// Straight into dst where it is aligned for blocks (a copy of 512 bytes or more is a call into JavaScript in the
-// single-thread wasm build, README's build notes); else a block at a time through one that is.
+// Straight into dst where it is aligned for blocks, else a block at a time through one that is (quantized into a
+// buffer and copied out, BERT-base's conversion at load spent a third of its time in the copies: README's build notes).
 void q8_0_from_f32(const float* src, uint8_t* dst, int64_t n) {
     if (reinterpret_cast<uintptr_t>(dst) % alignof(block_q8_0) == 0) return quantize_q8_0(src, n, reinterpret_cast<block_q8_0*>(dst));
     for (int64_t b = 0; b < n / q8_block; ++b) {
