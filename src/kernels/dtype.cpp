@@ -241,10 +241,13 @@ WF_COLD bool group_rows(dtype t, uint8_t* data, int64_t n_rows, int64_t n_cols) 
     for (int64_t g = 0; g + row_group <= n_rows; g += row_group) {
         uint8_t* at = data + g * rb;
         std::memcpy(rows.data(), at, rows.size());
-        if (t == dtype::q4_k) group_q4_k(rows.data(), nb, at);
-        else if (bb == 34) group_blocks<34>(rows.data(), nb, at);  // q8_0
-        else if (bb == 18) group_blocks<18>(rows.data(), nb, at);  // q4_0, iq4_nl
-        else group_blocks<22>(rows.data(), nb, at);                // q5_0
+        static_assert(sizeof(block_iq4_nl) == sizeof(block_q4_0));
+        switch (t) {  // the types of group_rows_layout
+            case dtype::q4_k: group_q4_k(rows.data(), nb, at); break;
+            case dtype::q8_0: group_blocks<int64_t(sizeof(block_q8_0))>(rows.data(), nb, at); break;
+            case dtype::q5_0: group_blocks<int64_t(sizeof(block_q5_0))>(rows.data(), nb, at); break;
+            default: group_blocks<int64_t(sizeof(block_q4_0))>(rows.data(), nb, at); break;  // q4_0, iq4_nl
+        }
         if (t == dtype::q5_0)
             for (int64_t b = 0; b < nb; ++b) group_q5_0_block(at + 2 * row_group * nb + 80 * b);
     }
