@@ -46,7 +46,8 @@ async function load(wf, source, opts) {
     'gpt2 f32 decode 32 scored': Object.assign(() => gpt2f32.model.complete(short, { max_new_tokens: 32, do_sample: false, output_scores: true }), { model: shared }),
     'gpt2 q8_0 decode 32': Object.assign(() => gpt2q8(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
     'gpt2 q4_0 decode 32': Object.assign(() => gpt2q4(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2q4 }),
-    'gpt2 q4_k decode 32': Object.assign(() => gpt2q4k(short, { max_new_tokens: 32, do_sample: false }), { model: gpt2q4k }),
+    'gpt2 q4_k': Object.assign(() => gpt2q4k(prompt, { max_new_tokens: 1, do_sample: false }), { model: gpt2q4k }),
+    'gpt2 q4_k decode 32': Object.assign(() => gpt2q4k(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
     // a long context: 32 greedy steps after a 600-token prompt, timed from the first token to the last (the prefill
     // not counted); the decode attention's share of a step grows with the cache
     'gpt2 q4_0 decode 32 after 600': Object.assign(async () => {
@@ -55,7 +56,8 @@ async function load(wf, source, opts) {
       return { timed: t[t.length - 1] - t[1] };
     }, { model: shared }),
     'llama q8_0 decode 32': Object.assign(() => llama(short, { max_new_tokens: 32, do_sample: false }), { model: llama }),
-    'llama q4_k_m decode 32': Object.assign(() => llamaQ4km(short, { max_new_tokens: 32, do_sample: false }), { model: llamaQ4km }),
+    'llama q4_k_m': Object.assign(() => llamaQ4km(prompt, { max_new_tokens: 1, do_sample: false }), { model: llamaQ4km }),
+    'llama q4_k_m decode 32': Object.assign(() => llamaQ4km(short, { max_new_tokens: 32, do_sample: false }), { model: shared }),
     embed: Object.assign(() => embed(texts, { pooling: 'mean', normalize: true }), { model: embed }),
     qa: Object.assign(() => qa(question, context, { max_seq_len: 384 }), { model: qa }),
     'marian greedy': Object.assign(() => translate(1), { model: marian }),

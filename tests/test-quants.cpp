@@ -82,8 +82,8 @@ std::vector<uint8_t> random_blocks(dtype t, int64_t rows, int64_t cols, uint32_t
     return b;
 }
 
-// x̂: the activations as the integer path sees them (q8_0 for the 32-value types and for the tile from 16 rows on,
-// q8_K for the K-quants' GEMV below 16 rows: matmul_activation_block).
+// x̂: the activations as the integer path sees them (q8_0 for the 32-value types, q8_K for the K-quants:
+// matmul_activation_block).
 std::vector<float> quantized_activations(dtype t, const std::vector<float>& x, int64_t M, int64_t K) {
     std::vector<float> xq(size_t(M * K));
     for (int64_t m = 0; m < M; ++m) {
@@ -326,18 +326,82 @@ TEST_CASE("q8_K activations quantize byte for byte as ggml's quantize_row_q8_K_r
     REQUIRE(v.ggml_type == 15);
     REQUIRE(v.type_size == sizeof(wf::block_q8_K));
     std::vector<wf::block_q8_K> q(v.n / wf::qk_k);
-    for (uint32_t r = 0; r < v.rows; ++r) {
-        INFO("row " << v.labels[r]);
-        wf::quantize_q8_K(v.input.data() + size_t(r) * v.n, v.n, q.data());
-        REQUIRE(std::memcmp(q.data(), v.quantized + r * v.row_bytes(), size_t(v.row_bytes())) == 0);
-        for (uint32_t i = 0; i < v.n; ++i)  // and d·q is the reference's dequantization
-            REQUIRE(same_bits(q[i / wf::qk_k].d * float(q[i / wf::qk_k].qs[i % wf::qk_k]), v.dequantized[size_t(r) * v.n + i]));
-    }
+    for (auto* quantize : {&wf::quantize_q8_K, &wf::ref::quantize_q8_K})  // the SIMD kernel and its twin
+        for (uint32_t r = 0; r < v.rows; ++r) {
+            INFO("row " << v.labels[r]);
+            quantize(v.input.data() + size_t(r) * v.n, v.n, q.data());
+            REQUIRE(std::memcmp(q.data(), v.quantized + r * v.row_bytes(), size_t(v.row_bytes())) == 0);
+            for (uint32_t i = 0; i < v.n; ++i)  // and d·q is the reference's dequantization
+                REQUIRE(same_bits(q[i / wf::qk_k].d * float(q[i / wf::qk_k].qs[i % wf::qk_k]), v.dequantized[size_t(r) * v.n + i]));
+        }
+}
+
+TEST_CASE("q8_K quantization (SIMD) writes its scalar twin's bytes, on hostile rows too", "[quants][kernels]") {
+    // ties in magnitude of either sign (the first one's sign gives d's), the largest value in every lane position,
+    // codes that land on halves (round to even), all zeros, NaN (never the largest), ±inf, tiny and huge values
+    uint32_t seed = 7700;
+    const int64_t n = 3 * wf::qk_k;
+    for (int kind = 0; kind < 9; ++kind)
+        for (int rep = 0; rep < 24; ++rep) {
+            INFO("kind " << kind << " rep " << rep);
+            std::vector<float> x = wft::random_floats(size_t(n), seed++, -2.0f, 2.0f);
+            const int64_t at = rep * 11 % n;
+            if (kind == 1) x[size_t(at)] = 5.0f, x[size_t((at + 7) % n)] = -5.0f, x[size_t((at + 300) % n)] = 5.0f;  // ties
+            if (kind == 2) x[size_t(at)] = -9.0f;
+            if (kind == 3)  // x·(−127/max) on halves: max = 127 / 2 makes k + 0.5 from x = −(k + 0.5)/2
+                for (int64_t i = 0; i < n; ++i) x[size_t(i)] = i % 97 == 0 ? 63.5f : float(int(x[size_t(i)] * 40.0f)) / 2.0f + 0.25f;
+            if (kind == 4) std::fill(x.begin() + wf::qk_k, x.begin() + 2 * wf::qk_k, rep % 2 ? 0.0f : -0.0f);
+            if (kind == 5) x[size_t(at)] = NAN, x[size_t((at + 1) % n)] = NAN;
+            if (kind == 6) x[size_t(at)] = rep % 2 ? INFINITY : -INFINITY;
+            if (kind == 7) for (float& v : x) v *= 1e-39f;  // subnormals
+            if (kind == 8) for (float& v : x) v *= 1e37f;
+            std::vector<wf::block_q8_K> a(size_t(n / wf::qk_k)), b(a.size());
+            wf::quantize_q8_K(x.data(), n, a.data());
+            wf::ref::quantize_q8_K(x.data(), n, b.data());
+            for (size_t i = 0; i < a.size(); ++i) {
+                REQUIRE(same_bits(a[i].d, b[i].d));
+                REQUIRE(std::memcmp(a[i].qs, b[i].qs, sizeof a[i].qs) == 0);
+                REQUIRE(std::memcmp(a[i].bsums, b[i].bsums, sizeof a[i].bsums) == 0);
+            }
+        }
 }
 
 // [kernels]: tests/browser/relaxed-simd.test.mjs runs it in Chromium too, where the relaxed-SIMD instance can take the
 // int8 form (relaxed SIMD's dot product) — natively, SSE4.1 emulates that instruction. Both forms are checked here
 // whichever the instance chose.
+TEST_CASE("The K-quants' prefill tile computes their decode's values bit for bit, from random bytes", "[quants][matmul][kernels]") {
+    // q3_K … q6_K from 16 rows on: integer sums over whole super-blocks on q8_K activations (the codes times their
+    // whole-number scales as int16), then gemv_quant's float steps: the scalar twin of the GEMV, row by row, is the
+    // reference. Random bytes reach every code and scale (q6_K's −128 scales: the int16 products' largest size), a zero
+    // row of x (d = 0), whole panels of 8 columns and a tail, thread ranges that cut a panel.
+    uint32_t seed = 9100;
+    for (dtype t : {dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k})
+        for (int64_t K : {256, 768, 2816})
+            for (int64_t N : {1, 8, 13, 33})
+                for (int64_t M : {16, 19, 37}) {
+                    INFO(wf::dtype_name(t) << " M=" << M << " N=" << N << " K=" << K);
+                    const auto bytes = random_blocks(t, N, K, seed++);
+                    const wf::matrix_view W{t, N, K, bytes.data()};
+                    auto x = wft::random_floats(size_t(M * K), seed++, -3.0f, 3.0f);
+                    if (M == 19) std::fill(x.begin() + K, x.begin() + 2 * K, 0.0f);
+                    if (M == 37) std::fill(x.begin() + 3 * K, x.begin() + 4 * K, 127.0f);  // every code 127 against any weight
+                    const auto bias = wft::random_floats(size_t(N), seed++);
+                    std::vector<float> y(size_t(M * N), NAN), yr(y), part(y);
+                    wf::matmul(x.data(), M, K, W, bias.data(), y.data(), N, 0, N);
+                    wf::matmul(x.data(), M, K, W, bias.data(), part.data(), N, N / 3, N);  // a thread's columns
+                    wf::ref::gemv_quant(x.data(), M, K, W, bias.data(), yr.data(), N, 0, N);
+                    for (int64_t m = 0; m < M; ++m)
+                        for (int64_t n = 0; n < N; ++n) {
+                            const size_t i = size_t(m * N + n);
+                            INFO("m=" << m << " n=" << n);
+                            REQUIRE(std::isfinite(y[i]));
+                            REQUIRE(same_bits(y[i], yr[i]));
+                            if (n >= N / 3) REQUIRE(same_bits(part[i], y[i]));
+                            else REQUIRE(std::isnan(part[i]));
+                        }
+                }
+}
+
 TEST_CASE("The integer GEMV equals its scalar twin bit for bit on every block type, in both forms", "[quants][matmul][kernels]") {
     uint32_t seed = 1;
     INFO("relaxed SIMD: " << wf::relaxed_simd());
@@ -703,7 +767,7 @@ TEST_CASE("GPT-2 from GGUF in every block type (and a Q4_K_M-like mix) computes 
         if (n == "blk.0.ffn_down.weight") return 14;
         if (n == "blk.1.ffn_down.weight") return 6;
         return 12;
-    }, 1.1, true);  // its q4_K, q5_0 and q8_0 matrices prefill on q8_0 activations
+    }, 1.1, true);  // its q4_K and q6_K matrices prefill on q8_K activations, its q5_0 and q8_0 ones on q8_0
 }
 
 TEST_CASE("GPT-2 converted at load to a block type equals the same model quantized into a GGUF file", "[quants][gguf][models]") {

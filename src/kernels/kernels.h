@@ -15,16 +15,17 @@ namespace wf {
 // y (M×N, row stride ldy) = x (M×K, row stride ldx) · Wᵀ + bias, W = (N×K) in a computed storage type; bias may
 // be null. Writes only columns [n_begin, n_end) of y. For q8_0 weights the activations are quantized to q8_0
 // blocks (as ggml does) and the dot products run in integers; so for q4_0, q5_0 and iq4_nl (their rows re-blocked
-// exactly as q8_0 from 16 rows on), q4_1, q5_1, q4_K and q5_K (as codes and minimums per 32 from 16 rows on), q3_K
-// and q6_K (codes and scales per 16), and for every block type below 16 rows (on q8_0 or q8_K activations:
-// kernels/quants.h); otherwise (q2_K from 16 rows on, a minimum per 16) weights are widened to f32.
+// exactly as q8_0 from 16 rows on), q4_1 and q5_1 (as codes and minimums per 32 from 16 rows on), q3_K … q6_K (on
+// q8_K activations at every M, integer sums over whole super-blocks from 16 rows on: the values of their decode bit
+// for bit), and for every block type below 16 rows (on q8_0 or q8_K activations: kernels/quants.h); otherwise (q2_K
+// from 16 rows on, a minimum per 16) weights are widened to f32.
 inline bool matmul_quantizes_activations(dtype w, int64_t M) {
     return w == dtype::q8_0 || traits(w).to_q8_0 || traits(w).to_codes32 || traits(w).to_codes16 || (M < 16 && w != dtype::f32 && w != dtype::f16 && w != dtype::bf16);
 }
-// The block of that quantization: 256 (q8_K) for the K-quants below 16 rows, else 32 (q8_0); 0 when x stays f32.
+// The block of that quantization: 256 (q8_K) for the K-quants, else 32 (q8_0); 0 when x stays f32.
 inline int64_t matmul_activation_block(dtype w, int64_t M) {
     if (!matmul_quantizes_activations(w, M)) return 0;
-    return M < 16 && traits(w).block == 256 ? 256 : 32;
+    return traits(w).block == 256 ? 256 : 32;
 }
 void matmul(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
             int64_t n_begin, int64_t n_end);
@@ -86,9 +87,10 @@ void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, con
 // Whether matmul takes matmul_q7 for these weights and rows in this instance.
 bool matmul_takes_q7(dtype w, int64_t M);
 // matmul with relaxed SIMD, from 16 rows on, for the block types whose codes fit in 7 bits (u7_computes: q4_0, q5_0,
-// q4_1, q5_1, q3_K, q4_K, q5_K, q6_K): the weights' codes are the int8 dot product's 7-bit operand, x is quantized to
-// q8_0 as on the plain integer tile, and the results equal that tile's bit for bit (same integers, same float steps).
-// Its tile is relaxed SIMD where the instance runs it, else — or with twin — the same packed layout in scalar code.
+// q4_1, q5_1, q3_K, q4_K, q5_K, q6_K): the weights' codes are the int8 dot product's 7-bit operand, x is quantized as
+// on the plain integer tiles (q8_0; q8_K for the K-quants), and the results equal those tiles' bit for bit (same
+// integers, same float steps). Its tile is relaxed SIMD where the instance runs it, else — or with twin — the same
+// packed layout in scalar code.
 void matmul_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
                int64_t n_begin, int64_t n_end, bool twin = false);
 bool u7_computes(dtype w);

@@ -62,13 +62,20 @@ void gemv_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
              int64_t n0, int64_t n1);
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1);
-// The relaxed-SIMD tiles (matmul takes them from 16 rows on when relaxed_simd()): gemm_q7, q8_0 weights (and iq4_nl
+// The K-quants (q3_K, q4_K, q5_K, q6_K) from 16 rows on: integer sums over whole super-blocks on q8_K activations, the
+// values of their decode (gemv_quant) bit for bit.
+void gemm_k(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
+            int64_t n0, int64_t n1);
+// The relaxed-SIMD paths (matmul takes them from 16 rows on when relaxed_simd()): gemm_q7, q8_0 weights (and iq4_nl
 // re-blocked as q8_0) against activations quantized to 7 bits (quantize_q7); gemm_u7, the block types whose codes fit
-// in 7 bits against q8_0 activations, equal to gemm_q8 bit for bit. Each tile is relaxed SIMD where the instance runs
-// it (kernels/relaxed.h), else the layout's scalar twin (gemm_u7: also when twin).
+// in 7 bits against q8_0 activations (the K-quants: q8_K), equal to gemm_q8 (gemm_k) bit for bit. Their tiles are
+// relaxed SIMD's instructions (kernels/relaxed.h: instruction_tiles) or the layouts' scalar twins (twin_tiles).
+struct relaxed_tiles;  // matmul-q8.cpp
+const relaxed_tiles& instruction_tiles();
+const relaxed_tiles& twin_tiles();
 void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
-             int64_t n0, int64_t n1);
+             int64_t n0, int64_t n1, const relaxed_tiles& tiles);
 void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
-             int64_t n0, int64_t n1, bool twin);
+             int64_t n0, int64_t n1, const relaxed_tiles& tiles);
 
 }  // namespace wf::matmul_detail

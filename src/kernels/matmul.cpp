@@ -30,16 +30,18 @@
 // The other block types (q4_0 … q6_K, iq4_nl: kernels/quants.h) run in integers too below 16 rows (gemv_quant, on
 // q8_0 or q8_K activations, W read once per 3 rows: their scalar dequantizers made gemm_small's widening 20× the
 // work at 4 rows). From 16 rows on, q4_0, q5_0 and iq4_nl take gemm_q8 (each panel's rows re-blocked exactly as
-// q8_0 first), and so do q4_1, q5_1, q4_K and q5_K (value = d·q + m per 32: the panel's rows as codes with float
-// scales, the minimums' term added per tile from the activations' block sums: Q4_K's prefill went from 71 % to about
-// 100 % of the f32 ceiling, GPT-2 small at 128 tokens 522 → 369–389 ms in Node), and q3_K and q6_K (value = d·q per
-// 16: codes with a scale per 16, on the tile that scales every 16 values); q4_K, q5_K and q6_K rows are decoded to
-// codes in vectors (k45_codes, q6_codes). q2_K (a minimum per 16) is widened to f32
+// q8_0 first), and so do q4_1 and q5_1 (value = d·q + m per 32: the panel's rows as codes with float scales, the
+// minimums' term added per tile from the activations' block sums). q3_K … q6_K take gemm_k: q8_K activations as their
+// decode has them, the codes times their whole-number scales as int16, int32 sums over whole super-blocks and the
+// decode's float steps after each — prefill's values are decode's bit for bit (a tile of codes with float scales per
+// 32 or 16 on q8_0 activations had taken Q4_K's prefill from 71 % to about 100 % of the f32 ceiling, GPT-2 small at
+// 128 tokens 522 → 369–389 ms in Node; gemm_k took 0.956 of that one's time). q4_K, q5_K and q6_K rows are decoded
+// to codes in vectors (k45_codes, q6_codes). q2_K (a minimum per 16) is widened to f32
 // by gemm_small two rows at a time (widen_segment) — each weight once per call, never the whole matrix — and runs as
-// f32. Where the instance runs relaxed SIMD (Chromium), the integer tile's rows from 16 on take its int8 dot
-// product (matmul-q8.cpp: gemm_u7, the 4–6-bit types bit for bit as gemm_q8; gemm_q7, q8_0 and iq4_nl on 7-bit x).
-// The integer paths are in gemv-q8.cpp (gemv_q8) and matmul-q8.cpp (gemm_q8, gemm_q7, gemm_u7); matmul-paths.h has what
-// they and this file share.
+// f32. Where the instance runs relaxed SIMD (Chromium), the integer tiles' rows from 16 on take its int8 dot
+// product (matmul-q8.cpp: gemm_u7, the 4–6-bit types bit for bit as gemm_q8 and gemm_k; gemm_q7, q8_0 and iq4_nl on
+// 7-bit x). The integer paths are in gemv-q8.cpp (gemv_q8) and matmul-q8.cpp (gemm_q8, gemm_k, gemm_q7, gemm_u7);
+// matmul-paths.h has what they and this file share.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -394,7 +396,7 @@ namespace {
 // tiles above): wasm-opt inlines every function that has one caller, and matmul with all its paths inlined was
 // ~750 KB of machine code in which V8's register allocator kept the kernels' accumulators on the stack.
 using path = void (*)(const float*, int64_t, int64_t, const matrix_view&, const float*, float*, int64_t, int64_t, int64_t);
-path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_q7 = &matmul_detail::gemm_q7,
+path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p_gemm_k = &matmul_detail::gemm_k,
               p_gemv_q8 = &matmul_detail::gemv_q8, p_gemm_small = &gemm_small<false>,
               p_gemm_small_fused = &gemm_small<true>, p_gemm_rows = &gemm_rows_stream,
               p_gemm_streams = &gemm_streams, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
@@ -405,23 +407,27 @@ bool matmul_takes_q7(dtype w, int64_t M) { return M >= kQ8TileRows && (w == dtyp
 
 namespace {
 void gemm_u7_path(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
-    matmul_detail::gemm_u7(x, M, ldx, Wm, bias, y, ldy, n0, n1, false);
+    matmul_detail::gemm_u7(x, M, ldx, Wm, bias, y, ldy, n0, n1, matmul_detail::instruction_tiles());
 }
-path volatile p_gemm_u7 = &gemm_u7_path;
+void gemm_q7_path(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
+    matmul_detail::gemm_q7(x, M, ldx, Wm, bias, y, ldy, n0, n1, matmul_detail::instruction_tiles());
+}
+path volatile p_gemm_u7 = &gemm_u7_path, p_gemm_q7 = &gemm_q7_path;
 }  // namespace
 
 namespace {
 // The path matmul takes for M rows of x against weights of type w with K columns (null: none computes it).
 path choose(dtype w, int64_t M, int64_t K) {
     if (M < 16 && gemv_quant_computes(w)) return p_gemv_quant;
-    // with relaxed SIMD, on its int8 dot product: the types whose codes fit in 7 bits as the plain tile computes them,
+    // with relaxed SIMD, on its int8 dot product: the types whose codes fit in 7 bits as the plain tiles compute them,
     // q8_0 and iq4_nl on 7-bit activations
     if (matmul_takes_u7(w, M)) return p_gemm_u7;
     if (matmul_takes_q7(w, M)) return p_gemm_q7;
+    // the K-quants but q2_K: integer sums over whole super-blocks on q8_K activations, decode's values
+    if (M >= kQ8TileRows && (w == dtype::q3_k || w == dtype::q4_k || w == dtype::q5_k || w == dtype::q6_k)) return p_gemm_k;
     if (w == dtype::q8_0) return M >= kQ8TileRows ? p_gemm_q8 : p_gemv_q8;
-    // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1, q4_K, q5_K as codes and minimums;
-    // q3_K, q6_K as codes with scales per 16
-    if (traits(w).to_q8_0 || traits(w).to_codes32 || traits(w).to_codes16) return p_gemm_q8;
+    // from 16 rows on: q4_0, q5_0, iq4_nl re-blocked as q8_0 per panel; q4_1, q5_1 as codes and minimums
+    if (traits(w).to_q8_0 || traits(w).to_codes32) return p_gemm_q8;
     // f32, f16, bf16 (and q2_K from 16 rows on, widened): the tile on W's rows from 6 rows on (and from 2 where x's
     // rows outgrow L1), its multiply-adds relaxed SIMD's where the instance runs it
     if (M >= kStreamRowsMax || M * K * 4 > kRowsL1Bytes) return relaxed_simd() ? p_gemm_small_fused : p_gemm_small;

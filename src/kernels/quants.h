@@ -134,10 +134,20 @@ void q5_K_to_codes32(const uint8_t* src, int8_t* q, float* d, float* m, int64_t 
 void q3_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n);
 void q6_K_to_codes16(const uint8_t* src, int8_t* q, float* d, int64_t n);
 
+// One K-quant super-block's whole-number scales: value = d·sc[g]·(q − offset) − dmin·mn[g] per group g of 32 values
+// (q4_K, q5_K: 8 groups, q ∈ [0, 31], sc and mn six bits) or 16 (q3_K: sc ∈ [−32, 31], q − 4 ∈ [−4, 3]; q6_K: sc an
+// int8, q − 32 ∈ [−32, 31]; 16 groups, no minimums: mn untouched, dmin = 0) — the integer form of gemv_quant's sums,
+// which the K-quants' prefill tile multiplies into its codes. q2_K is not one of them (it throws).
+void k_scales(dtype t, const uint8_t* blk, int16_t* sc, int16_t* mn, float& d, float& dmin);
+
 // n floats (a multiple of 256) → q8_K blocks, as ggml's quantize_row_q8_K_ref: d = 1/(−127/max) (max: the value
-// of largest magnitude, signed), q = min(127, nearest_int(x·(−127/max))), the 16 sums. Scalar: it is M·K work
-// against the GEMV's N·K, and its whole numbers come from the 1.5·2^23 trick (no lrint).
+// of largest magnitude, signed, the first on ties), q = min(127, nearest_int(x·(−127/max))), the 16 sums; whole
+// numbers from the 1.5·2^23 trick (no lrint). SIMD (rowwise.cpp: the K-quants' prefill quantizes every row of x with
+// it); ref::quantize_q8_K is its scalar twin, the same bytes.
 void quantize_q8_K(const float* x, int64_t n, block_q8_K* out);
+namespace ref {
+void quantize_q8_K(const float* x, int64_t n, block_q8_K* out);
+}
 
 // --- the integer GEMV -------------------------------------------------------------------------------------------
 // True when gemv_quant computes W's type: q4_0, q4_1, q5_0, q5_1, iq4_nl (against q8_0 activations) and q2_K,

@@ -12,6 +12,7 @@
 #endif
 
 #include "kernels/kernels.h"
+#include "kernels/quants.h"
 
 namespace wf {
 namespace {
@@ -245,6 +246,51 @@ void quantize_q8_0(const float* x, int64_t n, block_q8_0* out) {
 
 void quantize_q7(const float* x, int64_t n, int8_t* q, float* d) {
     for (int64_t b = 0; b < n / q8_block; ++b) d[b] = quantize_block<63>(x + b * q8_block, q + b * q8_block);
+}
+
+// The twin's steps by lanes: the largest |x| (a lane takes a value only when it is larger, so NaN never wins, as the
+// twin's strict >), the first value of that size found again by a compare, x·(−127/max) + 1.5·2^23 read as an integer
+// (two roundings, as the twin's: g++ would fuse them natively, hence the attribute), min 127; the bytes and sums after.
+#if defined(__GNUC__) && !defined(__clang__)
+[[gnu::optimize("fp-contract=off")]]
+#endif
+void quantize_q8_K(const float* x, int64_t n, block_q8_K* out) {
+    using I = xsimd::batch<int32_t>;
+    static_assert(16 % W == 0);
+    for (int64_t b = 0; b < n / qk_k; ++b) {
+        const float* xb = x + b * qk_k;
+        B m(0.0f);
+        for (int64_t i = 0; i < qk_k; i += W) {
+            const B a = xsimd::abs(B::load_unaligned(xb + i));
+            m = xsimd::select(a > m, a, m);
+        }
+        alignas(64) float lanes[W];
+        m.store_aligned(lanes);
+        float amax = 0.0f;
+        for (float v : lanes) amax = v > amax ? v : amax;
+        block_q8_K& y = out[b];
+        if (amax == 0.0f) {
+            y = {};
+            continue;
+        }
+        int64_t first = 0;
+        while (!xsimd::any(xsimd::abs(B::load_unaligned(xb + first)) == B(amax))) first += W;
+        while (std::fabs(xb[first]) != amax) ++first;
+        const float iscale = -127.f / xb[first];
+        const B is(iscale), magic(12582912.0f);
+        alignas(64) int32_t q[qk_k];
+        for (int64_t i = 0; i < qk_k; i += W) {
+            const B v = B::load_unaligned(xb + i) * is;
+            const I bits = xsimd::bitwise_cast<I>(v + magic);
+            xsimd::min((bits & I(0x007fffff)) - I(0x00400000), I(127)).store_aligned(q + i);
+        }
+        WF_SCALAR_LOOP
+        for (int64_t i = 0; i < qk_k; ++i) {  // (one step a turn: the engine's size)
+            y.qs[i] = int8_t(q[i]);
+            y.bsums[i / 16] = int16_t((i % 16 ? y.bsums[i / 16] : 0) + q[i]);
+        }
+        y.d = 1 / iscale;
+    }
 }
 
 // x·Φ(x), Φ(x) = 1 − erfc(x/√2)/2 (x ≥ 0) or erfc(|x|/√2)/2 (x < 0), erfc(z) for z ≥ 0 as Abramowitz and Stegun's

@@ -53,7 +53,10 @@ test('the tarballs hold what users need and nothing else', () => {
   // ahead (one out-of-line function for the three tiles: +0.1; inlined in each, 400.08) and layer norms split
   // across threads (+0.1), 399.65 KB with the strict JSON parser's duplicate-key check by its objects' sizes (no set of
   // keys) and the loader's Conv1D transpose as a kernel compiled for size (−0.24), 399.81 KB with the q8_0 conversion
-  // at load writing its blocks in place and the 4-row grouping's copies of constant sizes (+0.16). Plus
+  // at load writing its blocks in place and the 4-row grouping's copies of constant sizes (+0.16), 399.86 KB with the
+  // K-quants' prefill on whole super-blocks (gemm_k and its relaxed form: +2.8 as first written, then the tiles' scalar
+  // twins left to the tests' entry points −0.8, never-run tail loops and the blocks' sums kept scalar or in
+  // pairwise adds −0.9, one function for both tile forms −0.3, packings' steps compiled for size). Plus
   // 12 KB of Emscripten glue and
   // 26 KB of the API's JavaScript, which are not the engine.
   for (const f of ['dist/wasmformer.wasm', 'dist/wasmformer-relaxed.wasm']) {
