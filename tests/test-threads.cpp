@@ -2,8 +2,10 @@
 // for the kernels it splits (matmul columns, attention heads, GELU ranges) and for whole models.
 #include <catch2/catch.hpp>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "helpers.h"
 #include "nn/ops.h"
@@ -60,6 +62,22 @@ TEST_CASE("parallel_for rethrows the first error and the pool stays usable", "[t
             for (int64_t i = b; i < e; ++i) sum += i;
         });
         REQUIRE(sum == 4950);
+    }
+}
+
+TEST_CASE("parallel_for wakes sleeping threads and waits for slow ones", "[threads]") {
+    // The pool's threads spin a while (~0.1–0.3 ms) and then sleep: here the workers fall asleep between operations
+    // (the caller pauses longer than the spin) and the caller falls asleep waiting for a range that takes longer, in
+    // turn with operations back to back (no one sleeps); every operation must return only after all its ranges ran.
+    with_threads w(3);
+    for (int round = 0; round < 40; ++round) {
+        if (round % 4 == 1) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+        std::atomic<int64_t> sum{0};
+        wf::parallel_for(64, 1, [&](int64_t b, int64_t e) {
+            if (round % 4 == 2 && b <= 63 && 63 < e) std::this_thread::sleep_for(std::chrono::milliseconds(3));
+            for (int64_t i = b; i < e; ++i) sum += i;
+        });
+        REQUIRE(sum == 2016);
     }
 }
 

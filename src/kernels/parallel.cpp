@@ -65,18 +65,24 @@ public:
         error_ = nullptr;
         next_.store(0, std::memory_order_relaxed);
         busy_.store(int(workers_.size()) + 1, std::memory_order_relaxed);
-        bool sleeping;
-        {
-            // under the lock: a worker that checked the generation before this and is about to sleep is counted
-            std::lock_guard<std::mutex> lock(m_);
-            generation_.fetch_add(1, std::memory_order_release);
-            sleeping = sleepers_ > 0;
+        // The lock only where a thread sleeps (or is about to): a worker counts itself in sleepers_ before it checks
+        // the generation a last time, this bumps the generation before it reads sleepers_ (both sequentially
+        // consistent), so either the worker sees the new generation or this sees the worker. The lock then waits until
+        // the worker is asleep on wake_, or has seen the generation under it. (Every operation took the lock here and
+        // every last worker took it to notify: 2 threads in Node, 32 decode steps, 0.96 of that time for GPT-2 small
+        // f32, 0.97–1.00 on SmolLM2-135M's shape.)
+        generation_.fetch_add(1);
+        if (sleepers_.load() > 0) {
+            { std::lock_guard<std::mutex> lock(m_); }
+            wake_.notify_all();
         }
-        if (sleeping) wake_.notify_all();
         take_ranges();
         if (busy_.fetch_sub(1, std::memory_order_acq_rel) != 1 && !spin_for([&] { return busy_.load(std::memory_order_acquire) == 0; })) {
+            // likewise: the last worker reads waiting_ after its decrement, this sets it before its last check
             std::unique_lock<std::mutex> lock(m_);
-            done_.wait(lock, [&] { return busy_.load(std::memory_order_acquire) == 0; });
+            waiting_.store(true);
+            done_.wait(lock, [&] { return busy_.load() == 0; });
+            waiting_.store(false, std::memory_order_relaxed);
         }
         fn_ = nullptr;
         if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
@@ -109,15 +115,15 @@ private:
             const auto moved = [&] { return generation_.load(std::memory_order_acquire) != seen; };
             if (!spin_for(moved)) {
                 std::unique_lock<std::mutex> lock(m_);
-                ++sleepers_;
-                wake_.wait(lock, moved);
-                --sleepers_;
+                sleepers_.fetch_add(1);
+                wake_.wait(lock, [&] { return generation_.load() != seen; });
+                sleepers_.fetch_sub(1, std::memory_order_relaxed);
             }
             seen = generation_.load(std::memory_order_acquire);
             if (stop_) return;
             take_ranges();
-            if (busy_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-                std::lock_guard<std::mutex> lock(m_);  // the caller checks busy_ under it before it sleeps
+            if (busy_.fetch_sub(1) == 1 && waiting_.load()) {
+                { std::lock_guard<std::mutex> lock(m_); }  // the caller checks busy_ under it before it sleeps
                 done_.notify_one();
             }
         }
@@ -127,7 +133,8 @@ private:
     std::mutex m_;
     std::condition_variable wake_, done_;
     std::atomic<uint64_t> generation_{0};
-    int sleepers_ = 0;  // workers asleep on wake_ (under m_)
+    std::atomic<int> sleepers_{0};  // workers asleep on wake_, or about to be
+    std::atomic<bool> waiting_{false};  // the caller asleep on done_, or about to be
     bool stop_ = false;
     const range_fn* fn_ = nullptr;
     int64_t n_ = 0, step_ = 1;
