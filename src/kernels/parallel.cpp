@@ -56,8 +56,8 @@ public:
         // holds the others up by one short range instead of a quarter of the work. It was two: 2 threads in Node
         // (bench/ab-builds.mjs --threads 2, 12 rounds, with layer norms split by rows, nn/ops.cpp): BERT-base fill-mask
         // 0.963 of the time, GPT-2 small's 128-token prefill 0.895, 32 f32 decode steps 0.863, all-MiniLM-L6-v2's embed
-        // 0.888, DistilBERT's qa 1.022 — a noisy machine, quartiles ±5–10 %. The matrix products of quantized
-        // weights take one range per thread whatever this says (nn/ops.cpp).
+        // 0.888, DistilBERT's qa 1.022 — a noisy machine, quartiles ±5–10 %. Matrix products ask for fewer with
+        // their grain (nn/ops.cpp: one a thread for quantized weights from 16 rows of x on, two below 16 rows).
         const int64_t per = std::max<int64_t>(1, chunks / (8 * size())) * grain;
         fn_ = &fn;
         n_ = n;
