@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createReadStream, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { compare } from './ab-work.mjs';
+import { compare, quantile as q } from './ab-work.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -40,7 +40,6 @@ const { ms, simd } = env === 'node'
     (m) => path.join(root, 'build/bench-models', m), opts, rounds)
   : await inChromium();
 
-const q = (a, p) => [...a].sort((x, y) => x - y)[Math.floor(p * (a.length - 1))];
 for (const [i, name] of names.entries()) {
   console.log(`${name} (${roots[i]}, ${env}, ${simd[i]}):`);
   for (const [k, a] of Object.entries(ms[name]))

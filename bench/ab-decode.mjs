@@ -6,6 +6,7 @@
 // bench/ab-builds.mjs (a dist/ with a build, node_modules). Prints per model the medians and B / A per round.
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { alternate, quantile as q } from './ab-work.mjs';
 
 const here = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const args = process.argv.slice(2);
@@ -23,23 +24,15 @@ if (roots.length !== 2 || !(Number.isInteger(threads) && threads >= 1) || !(Numb
 }
 const builds = await Promise.all(roots.map((r) => import(path.join(r, 'web/src/index.node.js'))));
 const prompt = 'the quick brown fox jumps over the lazy dog';
-const q = (a, p) => [...a].sort((x, y) => x - y)[Math.floor(p * (a.length - 1))];
 console.log(`A: ${roots[0]}\nB: ${roots[1]}\n${threads} thread${threads > 1 ? 's' : ''}, ${rounds} rounds, ${prompt.split(' ').length}-word prompt + 32 greedy tokens`);
 for (const m of models.split(',')) {
   const [name, dtype] = m.split(':');
   const source = path.join(here, 'build/bench-models', name.endsWith('.gguf') ? path.join('gguf', name) : name);
   const gen = [];
   for (const wf of builds) gen.push(await wf.pipeline('text-generation', source, { worker: false, threads, cache: false, ...(dtype ? { dtype } : {}) }));
-  for (const g of gen) await g(prompt, { max_new_tokens: 32, do_sample: false });  // warm-up
-  const ms = [[], []];
-  for (let r = 0; r < rounds; r++)
-    for (const i of r % 2 ? [1, 0] : [0, 1]) {
-      const t0 = performance.now();
-      await gen[i](prompt, { max_new_tokens: 32, do_sample: false });
-      ms[i].push(performance.now() - t0);
-    }
-  const ratio = ms[0].map((a, i) => ms[1][i] / a);
-  console.log(`  ${m.padEnd(20)} A ${q(ms[0], 0.5).toFixed(1)} ms  B ${q(ms[1], 0.5).toFixed(1)} ms  B / A median ${q(ratio, 0.5).toFixed(3)} (quartiles ${q(ratio, 0.25).toFixed(3)}–${q(ratio, 0.75).toFixed(3)})`);
+  const ms = await alternate(gen.map((g, i) => ({ name: 'AB'[i], work: { [m]: () => g(prompt, { max_new_tokens: 32, do_sample: false }) } })), rounds);
+  const [a, b] = [ms.A[m], ms.B[m]], ratio = a.map((t, i) => b[i] / t);
+  console.log(`  ${m.padEnd(20)} A ${q(a, 0.5).toFixed(1)} ms  B ${q(b, 0.5).toFixed(1)} ms  B / A median ${q(ratio, 0.5).toFixed(3)} (quartiles ${q(ratio, 0.25).toFixed(3)}–${q(ratio, 0.75).toFixed(3)})`);
   for (const g of gen) g.dispose();
 }
 process.exit(0);

@@ -85,8 +85,8 @@ export async function compare(builds, source, opts, rounds) {
 }
 
 // rounds of every workload per engine, A B then B A, …, after one warm-up each: { [engine]: { [work]: ms[] } } (a
-// workload that times a part of itself returns { timed: ms })
-async function alternate(engines, rounds) {
+// workload that times a part of itself returns { timed: ms }); engines: [{ name, work: { [work]: () => promise } }]
+export async function alternate(engines, rounds) {
   const ms = Object.fromEntries(engines.map((e) => [e.name, {}]));
   for (const e of engines) for (const w of Object.values(e.work)) await w();
   for (let r = 0; r < rounds; r++)
@@ -98,3 +98,6 @@ async function alternate(engines, rounds) {
       }
   return ms;
 }
+
+// the p-quantile of a (the element at ⌊p·(n − 1)⌋ of a sorted copy)
+export const quantile = (a, p) => [...a].sort((x, y) => x - y)[Math.floor(p * (a.length - 1))];

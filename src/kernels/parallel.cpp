@@ -77,11 +77,12 @@ public:
             wake_.notify_all();
         }
         take_ranges();
-        if (busy_.fetch_sub(1, std::memory_order_acq_rel) != 1 && !spin_for([&] { return busy_.load(std::memory_order_acquire) == 0; })) {
+        const auto done = [&] { return busy_.load() == 0; };
+        if (busy_.fetch_sub(1, std::memory_order_acq_rel) != 1 && !spin_for(done)) {
             // likewise: the last worker reads waiting_ after its decrement, this sets it before its last check
             std::unique_lock<std::mutex> lock(m_);
             waiting_.store(true);
-            done_.wait(lock, [&] { return busy_.load() == 0; });
+            done_.wait(lock, done);
             waiting_.store(false, std::memory_order_relaxed);
         }
         fn_ = nullptr;
@@ -112,11 +113,12 @@ private:
 
     void work(uint64_t seen) {
         for (;;) {
-            const auto moved = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+            // sequentially consistent, as the sleep below needs (every atomic load in wasm is: the spin costs the same)
+            const auto moved = [&] { return generation_.load() != seen; };
             if (!spin_for(moved)) {
                 std::unique_lock<std::mutex> lock(m_);
                 sleepers_.fetch_add(1);
-                wake_.wait(lock, [&] { return generation_.load() != seen; });
+                wake_.wait(lock, moved);
                 sleepers_.fetch_sub(1, std::memory_order_relaxed);
             }
             seen = generation_.load(std::memory_order_acquire);

@@ -32,10 +32,11 @@ void apply(const linear& l, const float* x, int64_t T, float* y) {
     // rows on pack it for the integer tiles): one range per thread from 16 rows on — and below 16 rows (decode, beams,
     // short prompts), two a thread whatever the type. parallel_for's eight a thread had each thread quantize x up to
     // eight times an operation: on SmolLM2-135M's shape at 2 threads in Node, ~14 % of each thread's time (q4_0: 576
-    // values quantized for a range of ~4 µs). Two a thread against eight took 0.77–0.81 of the time of 32 decode steps (q4_0, q8_0,
-    // Q4_K_M), GPT-2 small 0.80–0.88 (q8_0, q4_0, q4_k), Qwen2.5-0.5B's shape in Q4_K_M 0.89; one a thread lost to two by
-    // 0.84–0.97 (the threads' share of the work less even), four by 1.02–1.13. f32's decode too, with fewer and longer
-    // streams a range: GPT-2 small 0.91–0.99 (four runs), SmolLM2's shape 0.92–0.97; f16 1.00 (bench/ab-decode.mjs).
+    // values quantized for a range of ~4 µs). Two a thread against eight took 0.77–0.81 of the time of 32 decode
+    // steps (q4_0, q8_0, Q4_K_M), GPT-2 small 0.80–0.88 (q8_0, q4_0, q4_k), Qwen2.5-0.5B's shape in Q4_K_M 0.89; one a
+    // thread lost to two by 0.84–0.97 (the threads' shares less even), four by 1.02–1.13. f32's decode too, with fewer
+    // and longer streams a range: GPT-2 small 0.91–0.99 (four runs), SmolLM2's shape 0.92–0.97; f16 1.00
+    // (bench/ab-decode.mjs).
     if (T < 16 || matmul_quantizes_activations(W.type, T)) {
         const int64_t ranges = (T >= 16 ? 1 : 2) * thread_count();
         grain = std::max(grain, (N + 24 * ranges - 1) / (24 * ranges) * 24);
