@@ -75,7 +75,7 @@ using matmul_detail::scratch;
 using matmul_detail::widen_f16;
 
 // Per-thread scratch that grows to the largest size asked for and is then reused: no allocation per call.
-thread_local std::vector<float> panel_buf;
+thread_local std::vector<float> panel_buf, pairs_buf;
 
 struct f32_rows {
     static B load(const uint8_t* row, int64_t k) { return B::load_unaligned(reinterpret_cast<const float*>(row) + k); }
@@ -114,57 +114,106 @@ inline B madd(B a, B b, B c) {
     return xsimd::fma(a, b, c);
 }
 
-// out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR f32 rows of W, pointers stepped: clang's wasm target
-// has no loop strength reduction, and an index costs V8 a shift and an add per address, on the ports the
-// multiply-adds use (BERT-base fill-mask at 128 tokens 7–9 % faster in Chromium; in Node 8 % in two runs, 0 % in three
-// later ones; two steps of k a turn measured no faster in Chromium and up to 28 % slower in Node). W's rows at
-// w[0 … NR − 1], or Packed, all NR in the panel at w[0] (pack_panel): per W columns of k the NR rows' vectors side by
-// side, then each row's last K % W values one row after another — one pointer for all of W's rows instead of NR. In
-// wasm without relaxed SIMD a 2 × 4 step is 6 loads, 8 multiplies, 8 adds, the pointer increments and the loop's
-// test: on an AMD EPYC (separate multiply and add pipes: the 16 take 4 cycles; at most 6 instructions dispatched a
-// cycle) 29 of them, 25 packed. `node build/wasm/wf-bench-kernels.js encoders`, two alternating runs: BERT-base's and
-// MiniLM's shapes at 128 to 2048 rows 71–81 % → 73–92 % of the mul-add ceiling, medians about 78 → 86 % (2304 × 768
-// at 128 rows 37.1–37.7 → 40.7–41.4 GFLOP/s; clang unrolls the packed loop, which measured as fast one step a turn:
-// WF_NO_UNROLL here would save 0.6 KB of wasm but change the unpacked tiles' code, measured as they are).
-template <int MR, int NR, bool Fused, bool Packed = false>
+// out[m][n] = Σ_k x[m·ldx + k] · w_n[k] for MR rows of x and NR f32 rows of W at w[0 … NR − 1], pointers stepped:
+// clang's wasm target has no loop strength reduction, and an index costs V8 a shift and an add per address, on the
+// ports the multiply-adds use (BERT-base fill-mask at 128 tokens 7–9 % faster in Chromium; in Node 8 % in two runs, 0
+// % in three later ones; two steps of k a turn measured no faster in Chromium and up to 28 % slower in Node: V8
+// schedules a turn's loads first, and the two steps' values outnumber the 15 registers).
+template <int MR, int NR, bool Fused>
 inline void tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, float (&out)[MR][NR]) {
-    constexpr int S = Packed ? 1 : NR;  // W's pointers
     B acc[MR][NR];
     const float* xp[MR];
-    const uint8_t* wp[S];
+    const uint8_t* wp[NR];
     for (int m = 0; m < MR; ++m) {
         xp[m] = x + m * ldx;
         for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
     }
-    for (int s = 0; s < S; ++s) wp[s] = w[s];
+    for (int n = 0; n < NR; ++n) wp[n] = w[n];
     for (const float* const xe = x + K / W * W; xp[0] != xe;) {
         B xv[MR];
         for (int m = 0; m < MR; ++m) xv[m] = B::load_unaligned(xp[m]), xp[m] += W;
         for (int n = 0; n < NR; ++n) {
-            const B wv = Packed ? f32_rows::load(wp[0], n * W) : f32_rows::load(wp[n], 0);
-            if constexpr (!Packed) wp[n] += 4 * W;
+            const B wv = f32_rows::load(wp[n], 0);
+            wp[n] += 4 * W;
             for (int m = 0; m < MR; ++m) acc[m][n] = madd<Fused>(xv[m], wv, acc[m][n]);
         }
-        if constexpr (Packed) wp[0] += 4 * W * NR;
     }
     for (int m = 0; m < MR; ++m)
         for (int n = 0; n < NR; ++n) out[m][n] = xsimd::hadd(acc[m][n]);
     const int64_t tail = K % W;
     for (int64_t k = 0; k < tail; ++k)
         for (int n = 0; n < NR; ++n) {
-            const float wk = Packed ? f32_rows::at(wp[0], n * tail + k) : f32_rows::at(wp[n], k);
+            const float wk = f32_rows::at(wp[n], k);
             for (int m = 0; m < MR; ++m) out[m][n] += xp[m][k] * wk;
         }
 }
 
-// MR rows of x against NR rows of W (tile: as rows, or Packed, a panel) into columns n0 … n0 + NR − 1 of y.
-template <int MR, int NR, bool Fused, bool Packed>
+// MR rows of x against NR rows of W (tile) into columns n0 … n0 + NR − 1 of y.
+template <int MR, int NR, bool Fused>
 inline void store_tile(const float* x, int64_t ldx, const uint8_t* const* w, int64_t K, const float* bias, int64_t n0,
                        float* y, int64_t ldy) {
     float out[MR][NR];
-    tile<MR, NR, Fused, Packed>(x, ldx, w, K, out);
+    tile<MR, NR, Fused>(x, ldx, w, K, out);
     for (int m = 0; m < MR; ++m)
         for (int n = 0; n < NR; ++n) y[m * ldy + n0 + n] = out[m][n] + (bias ? bias[n0 + n] : 0.0f);
+}
+
+// tile<2, NR, false>'s sums on copies laid out for it, plus bias[0 … NR − 1], into y0[0 … NR − 1] and y1[…]:
+// two rows of x with their vectors of k side by side (pack_pairs), against NR rows of W in a panel (pack_panel: per W
+// columns of k the NR rows' vectors side by side, then each row's last K % W values one row after another) — one
+// pointer for both rows of x and one for all of W's, where tile steps 2 + NR. Without relaxed SIMD a step is 6
+// loads, 8 multiplies, 8 adds, the 2 pointers' increments and the loop's test: on an AMD EPYC (separate multiply and
+// add pipes: the 16 take 4 cycles; at most 6 instructions dispatched a cycle) 25 of them (26 with a pointer for each
+// row of x, 29 with W's rows where they are stored, as tile). `node
+// build/wasm/wf-bench-kernels.js encoders`, alternating runs: the panel (against tile) took BERT-base's and MiniLM's
+// shapes at 128 to 2048 rows from 71–81 % to 73–92 % of the mul-add ceiling, medians about 78 → 86 % (2304 × 768
+// at 128 rows 37.1–37.7 → 40.7–41.4 GFLOP/s); x's rows in pairs then 86–91 % → 88–93 % at 128 and 384 rows, and
+// end to end (bench/ab-builds.mjs, Node, 8 rounds) all-MiniLM-L6-v2's embed row 0.950× the time, DistilBERT's qa
+// row 0.970×, BERT-base fill-mask 0.989×, GPT-2's 128-token prompt 0.992×, one 32-token DistilBERT text 1.021× (an
+// earlier form of it, whose inner loop V8 compiled the same, took 0.961–0.974× on fill-mask: the code around the
+// loop moves these by a few percent). clang unrolls the loop by 2.
+template <int NR>
+inline void store_pair(const float* xx, const uint8_t* panel, int64_t K, const float* bias, float* y0, float* y1) {
+    B acc[2][NR];
+    for (int m = 0; m < 2; ++m)
+        for (int n = 0; n < NR; ++n) acc[m][n] = B(0.0f);
+    const float* xp = xx;
+    const uint8_t* wp = panel;
+    for (const float* const xe = xx + 2 * (K / W * W); xp != xe; xp += 2 * W, wp += 4 * W * NR) {
+        const B x0 = B::load_unaligned(xp), x1 = B::load_unaligned(xp + W);
+        for (int n = 0; n < NR; ++n) {
+            const B wv = f32_rows::load(wp, n * W);
+            acc[0][n] = madd<false>(x0, wv, acc[0][n]);
+            acc[1][n] = madd<false>(x1, wv, acc[1][n]);
+        }
+    }
+    float out[2][NR];
+    for (int m = 0; m < 2; ++m)
+        for (int n = 0; n < NR; ++n) out[m][n] = xsimd::hadd(acc[m][n]);
+    const int64_t tail = K % W;
+    for (int64_t k = 0; k < tail; ++k)
+        for (int n = 0; n < NR; ++n) {
+            const float wk = f32_rows::at(wp, n * tail + k);
+            for (int m = 0; m < 2; ++m) out[m][n] += xp[m * tail + k] * wk;
+        }
+    for (int n = 0; n < NR; ++n) {
+        const float b = bias ? bias[n] : 0.0f;
+        y0[n] = out[0][n] + b, y1[n] = out[1][n] + b;
+    }
+}
+
+// Rows m, m + 1 of x for store_pair: their vectors of k side by side, then row m's last K % W values, then row m + 1's
+// (an odd M's last row twice).
+[[gnu::noinline]] void pack_pairs(const float* x, int64_t M, int64_t ldx, int64_t K, float* out) {
+    const int64_t K4 = K / W * W, tail = K - K4;
+    for (int64_t m = 0; m < M; m += 2, out += 2 * K) {
+        const float *a = x + m * ldx, *b = m + 1 < M ? a + ldx : a;
+        float* p = out;
+WF_NO_UNROLL
+        for (int64_t k = 0; k < K4; k += W, p += 2 * W) B::load_unaligned(a + k).store_unaligned(p), B::load_unaligned(b + k).store_unaligned(p + W);
+WF_SCALAR_LOOP
+        for (int64_t k = 0; k < tail; ++k) p[k] = a[K4 + k], p[tail + k] = b[K4 + k];
+    }
 }
 
 // Decode and beams (1 to 5 rows of x) against f32 W: S rows of the range [n0, n1) at a time, (n1 − n0) / S rows
@@ -326,9 +375,10 @@ WF_SCALAR_LOOP
 
 // 6 rows of x and more: the register tile in dot-product form on W's rows, G at a time, each group swept by the rows
 // of x in pairs while it is in cache (W is read from memory once). Without relaxed SIMD each group is first packed
-// into a panel (pack_panel: f32 rows copied, f16, bf16 and the block types that take this path widened), which the
-// tile reads through one pointer (tile<…, Packed>); with it (Fused) f32 rows are read where they are stored and the others
-// widened into a panel of G rows. Either way each row once per call, and the next group of f32 rows touched first
+// into a panel (pack_panel: f32 rows copied, f16, bf16 and the block types that take this path widened), which
+// store_pair reads through one pointer, and x's rows are copied in pairs once per call (pack_pairs: M·K floats, a
+// thread's scratch; the parts matmul gives keep them under 1.5 MB); with it (Fused) f32 rows are read where they are
+// stored and the others widened into a panel of G rows. Either way each row once per call, and the next group of f32 rows touched first
 // (touch_rows: 12 rows of x on 2304 × 768 from memory 1.25 → 1.07 ms). The last rows of W (fewer than G) one at a
 // time, f32 as stored, on the tile of one row. See the top of this file for what it replaced. Fused: its
 // multiply-adds are relaxed SIMD's (p_gemm_small_fused, where the instance runs it), and G is 6: a 2 × 6 tile holds
@@ -346,10 +396,18 @@ void gemm_small(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, c
     const int64_t K = Wm.n_cols;
     const bool as_stored = Wm.type == dtype::f32;
     float* panel = scratch(panel_buf, size_t((G + 1) * K));  // G rows, and the line pack_panel widens into
+    float* pairs = nullptr;
+    if constexpr (packs) pack_pairs(x, M, ldx, K, pairs = scratch(pairs_buf, size_t((M + 1) / 2 * 2 * K)));
     auto sweep = [&]<int NR, bool Packed>(int64_t n, const uint8_t* const (&w)[NR]) {
-        int64_t m = 0;
-        for (; m + 2 <= M; m += 2) store_tile<2, NR, Fused, Packed>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
-        if (m < M) store_tile<1, NR, Fused, Packed>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+        if constexpr (Packed) {
+            float odd[NR];  // where an odd M's last row goes twice
+            for (int64_t m = 0; m < M; m += 2)
+                store_pair<NR>(pairs + m * K, w[0], K, bias ? bias + n : nullptr, y + m * ldy + n, m + 1 < M ? y + (m + 1) * ldy + n : odd);
+        } else {
+            int64_t m = 0;
+            for (; m + 2 <= M; m += 2) store_tile<2, NR, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+            if (m < M) store_tile<1, NR, Fused>(x + m * ldx, ldx, w, K, bias, n, y + m * ldy, ldy);
+        }
     };
     int64_t n = n0;
     for (; n + G <= n1; n += G) {
