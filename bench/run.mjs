@@ -165,6 +165,8 @@ if (relaxedSimd && !['true', 'false'].includes(relaxedSimd)) throw new Error(`--
 const WF = (model, dtype, extra = {}) => ({ engine: 'wasmformer', model, dtype, ...(relaxedSimd ? { relaxedSimd: relaxedSimd === 'true' } : {}), ...extra });
 const ORT = (model, bpw) => ({ engine: 'ort', model, bpw });
 const WLLAMA = (model, bpw, extra = {}) => ({ engine: 'wllama', model, bpw, ...extra });
+// A side whose matrix products run on integers: 8- and 4-bit types (q8_0, q4_0, q4_k, …; int8 ONNX graphs).
+const integerProducts = (spec) => /(^|[-_/ ])(q[2-8]|int8)/i.test(`${spec.dtype ?? ''} ${spec.model}`);
 // GGUF generation rows: greedy tokens and their log-probabilities compared (measure.mjs, generationAgreement) within
 // this many nats, by the file's type. f32: the engines differ by llama.cpp's f16 KV cache and summation order only.
 // q8_0/q4_0: both round the activations to Q8_0 blocks, each its own way (llama.cpp's block scales are f16); on the
@@ -480,7 +482,10 @@ function lines(row, res, ceil) {
         : key === 'decode_tps' ? (100 * m * bytes(wk.decodeWeights, wk.decodeHead, spec.screen)) / 1e9 / c.read_gbs
         : key === 'sentences_per_s' ? (100 * m * work.embed) / 1e9 / c.gflops
         : (100 * wk[row.workload.task === 'generate' ? 'prefill' : row.workload.task]) / (m / 1e3) / 1e9 / c.gflops;
-      return { median: m, min: Math.min(...xs), max: Math.max(...xs), n: xs.length, pct, threads, threading: s.info.threading, dtype: s.info.dtype, bpw };
+      // integer products on a compute-bound row: also against the int16 dot's ceiling, the instruction they run on
+      const compute = pct != null && !tw && key !== 'decode_tps';
+      const pct_dot = compute && integerProducts(spec) ? (pct * c.gflops) / c.dot_gops : undefined;
+      return { median: m, min: Math.min(...xs), max: Math.max(...xs), n: xs.length, pct, pct_dot, threads, threading: s.info.threading, dtype: s.info.dtype, bpw };
     };
     const a = side(res.a, row.a);
     if (!res.b) {  // a solo row whose peer did not load here: wasmformer's numbers, no ratio
@@ -503,7 +508,7 @@ function table(all) {
   const noise = (l) => (l.other_cores > 0.1 ? `; other processes used ${l.other_cores} cores meanwhile` : '');
   const out = [head, head.map(() => '---')];
   const v = (s, unit) => `${fmt(s.median, unit === 'ms' ? 0 : 1)} ${unit} (${fmt(s.min, unit === 'ms' ? 0 : 1)}–${fmt(s.max, unit === 'ms' ? 0 : 1)})`;
-  const pct = (s) => (s.pct == null ? '—' : fmt(s.pct) + ' %');  // (a load has no ceiling)
+  const pct = (s) => (s.pct == null ? '—' : fmt(s.pct) + ' %' + (s.pct_dot == null ? '' : ` (${fmt(s.pct_dot)} % of dot)`));  // (a load has no ceiling)
   for (const l of all) {
     const short = l.id.split(':')[1];
     if (!l.a) out.push([l.env, short, l.what, '—', '—', '—', '—', '—', l.note]);
@@ -536,7 +541,7 @@ await new Promise((r) => setTimeout(r, 1000));
 const busy = otherCores(before, cpuSnapshot()).other_cores;
 console.log(`wasmformer benchmark${quick ? ' — QUICK MODE (1 warm-up, 2 runs, 16 decode steps): for working on the harness, not for quoting' : ''}`);
 if (busy > 0.3) console.log(`warning: ${fmt(busy, 1)} of ${os.cpus().length} cores were busy before the run started (other processes): numbers will be noisy`);
-console.log('measuring the machine ceilings (wasm probe: f32x4 mul+add, v128 read of 256 MiB)…');
+console.log('measuring the machine ceilings (wasm probe: f32x4 mul+add, i32x4.dot_i16x8_s, v128 read of 256 MiB)…');
 const ceil = { 1: await ceilings(1), 2: await ceilings(2) };
 for (const c of Object.values(ceil)) console.log(`  ${c.threads} thread${c.threads > 1 ? 's' : ''}: ${fmt(c.gflops, 1)} GFLOP/s, read ${fmt(c.read_gbs, 1)} GB/s`);
 
@@ -585,7 +590,7 @@ const meta = {
   peers: { 'onnxruntime-web': version('onnxruntime-web'), '@wllama/wllama': version('@wllama/wllama'),
            ...(tjsVersions ? { '@huggingface/transformers': tjsVersions['@huggingface/transformers'], 'onnxruntime-web (transformers.js)': tjsVersions['onnxruntime-web'] } : {}) },
 };
-const ceilText = Object.values(ceil).map((c) => `${c.threads} thread${c.threads > 1 ? 's' : ''}: ${fmt(c.gflops, 1)} GFLOP/s f32x4 mul+add, ${fmt(c.read_gbs, 1)} GB/s read`).join('; ');
+const ceilText = Object.values(ceil).map((c) => `${c.threads} thread${c.threads > 1 ? 's' : ''}: ${fmt(c.gflops, 1)} GFLOP/s f32x4 mul+add, ${fmt(c.dot_gops, 1)} GOP/s i32x4.dot_i16x8_s, ${fmt(c.read_gbs, 1)} GB/s read`).join('; ');
 const held = (s) => (s.weight_bytes == null ? '' : `, ${fmt(s.weight_bytes / 2 ** 20, 1)} MiB of weights held beside the file${s.borrows_file_bytes ? ', the rest computed from the file as stored' : ''}`);
 const how = (s) => (s.dtype ? `wasmformer (dtype ${s.dtype}${held(s)}): ${s.threading}` : s.threading);
 const same = ({ a, b }) => {  // how far A's output tokens agree with B's (the same model computed by both)
@@ -619,7 +624,7 @@ ${Object.values(envNames).join('; ')}. ${meta.machine.cpu}, ${meta.machine.cores
 onnxruntime-web ${meta.peers['onnxruntime-web']}, @wllama/wllama ${meta.peers['@wllama/wllama']}${tjsVersions ? `, transformers.js ${tjsVersions['@huggingface/transformers']} (on its onnxruntime-web ${tjsVersions['onnxruntime-web']})` : ''}. Random weights with BERT-base, GPT-2-small, all-MiniLM-L6-v2 and DistilBERT-base shapes${plan.some((r) => r.work && r.work !== work.marian) ? ', and SmolLM2-135M / Qwen2.5-0.5B shapes with GPT-2\'s 50257-token vocabulary (not their own 49152 / 151936)' : ''} (build/bench-models).
 Medians of ${reps.runs} timed runs (min–max) after ${reps.warmup} warm-up runs, engines alternating A B A B in one process; one thread unless the row says.
 × faster: how many times faster wasmformer is, from this run only. Machine ceilings, measured in this run (wasm probe in Node): ${ceilText}.
-% of ceiling: fill-mask and prefill, useful FLOPs (${fmt(work.fill / 1e9, 1)} and ${fmt(work.prefill / 1e9, 1)} GFLOP) over time against the mul+add ceiling (for int8/q8_0/q4_0 as f32-equivalent work);
+% of ceiling: fill-mask and prefill, useful FLOPs (${fmt(work.fill / 1e9, 1)} and ${fmt(work.prefill / 1e9, 1)} GFLOP) over time against the mul+add ceiling (for int8/q8_0/q4_0 as f32-equivalent work; "of dot": those integer rows' useful operations against the int16 dot product's ceiling — the instruction their products run on in SIMD128; relaxed SIMD's int8 dot, which Chromium runs, does more a cycle);
 likewise embed (${fmt(work.embed / 1e9, 2)} GFLOP a text), classify (${fmt(work.classify / 1e9, 1)} GFLOP) and qa (${fmt(work.qa / 1e9, 1)} GFLOP); the peer's times of these include building its input tensors and the post-processing in JS (pooling, softmax, the answer span), not tokenizing;
 decode, the bytes of the weight matrices each token reads (${fmt(work.decodeWeights / 1e6, 1)} M weights × the format's bytes per weight; wasmformer's greedy steps on an f32 output layer read its q8_0 copy instead, nn/head-screen.h) against read bandwidth; for the threads used.${
   plan.some((r) => r.work && r.work !== work.marian) ? `\nThe Llama-style rows count their own: llama (SmolLM2-135M shape) prefill ${fmt(work.llama.prefill / 1e9, 1)} GFLOP, ${fmt(work.llama.decodeWeights / 1e6, 1)} M weights a decode step; ` +
