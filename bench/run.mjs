@@ -543,7 +543,7 @@ console.log(`wasmformer benchmark${quick ? ' — QUICK MODE (1 warm-up, 2 runs, 
 if (busy > 0.3) console.log(`warning: ${fmt(busy, 1)} of ${os.cpus().length} cores were busy before the run started (other processes): numbers will be noisy`);
 console.log('measuring the machine ceilings (wasm probe: f32x4 mul+add, i32x4.dot_i16x8_s, v128 read of 256 MiB)…');
 const ceil = { 1: await ceilings(1), 2: await ceilings(2) };
-for (const c of Object.values(ceil)) console.log(`  ${c.threads} thread${c.threads > 1 ? 's' : ''}: ${fmt(c.gflops, 1)} GFLOP/s, read ${fmt(c.read_gbs, 1)} GB/s`);
+for (const c of Object.values(ceil)) console.log(`  ${c.threads} thread${c.threads > 1 ? 's' : ''}: ${fmt(c.gflops, 1)} GFLOP/s, int16 dot ${fmt(c.dot_gops, 1)} GOP/s, read ${fmt(c.read_gbs, 1)} GB/s`);
 
 const results = {}, envNames = {};
 for (const env of envs) {
