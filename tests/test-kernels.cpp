@@ -305,7 +305,8 @@ TEST_CASE("matmul_u7 (relaxed SIMD's path for codes in 7 bits) computes the plai
                     wf::matmul_u7(x.data(), M, K, W.view, bias.data(), yt.data(), N, 0, N, true);
                     wf::matmul_u7(x.data(), M, K, W.view, bias.data(), part.data(), N, N / 2, N);  // a thread's columns
                     wf::matmul(x.data(), M, K, W.view, bias.data(), yp.data(), N, 0, N);
-                    REQUIRE(wf::matmul_takes_u7(type, M) == wf::relaxed_simd());
+                    // relaxed SIMD's tile where the instance runs it and it is the faster here (timed), else the plain one
+                    if (!wf::relaxed_simd()) REQUIRE_FALSE(wf::matmul_takes_u7(type, M));
                     for (int64_t n = 0; n < N; ++n)
                         for (int64_t m = 0; m < M; ++m) {
                             const size_t i = size_t(m * N + n);

@@ -1022,7 +1022,8 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
 // Chromium took 0.906 of the time in int16 (bench/ab-builds.mjs, 5 rounds). So each type's two forms are timed once,
 // on its first one-row GEMV: 256 × 2048 zero weights (their speed does not depend on the values), alternating, the
 // best of 4 samples of 32 calls each (~1 ms: a page's performance.now() may be as coarse as 0.1 ms), ~8 ms in all.
-// The two forms give the same results bit for bit, so the choice changes the speed only.
+// The two forms give the same results bit for bit, so the choice changes the speed only. (q4_0's answer also chooses
+// matmul's prefill tiles, relaxed or plain: matmul.cpp, relaxed_tile_pays.)
 // Both forms are timed grouped where the loader groups the type's rows (q4_0, q5_0: the kernels that run; in Chromium,
 // Zen 4, q4_0 took 0.89 / 0.79 ms as stored, 0.68 / 0.53 grouped). q4_K is timed as stored, though its int16 form then
 // runs grouped (group_rows_pays): grouped it ties with the int8 form here (0.71 / 0.71 ms against 0.92 / 0.71 as
