@@ -20,35 +20,25 @@ const ADD = SIMD(0xe4), MUL = SIMD(0xe6), LANE0 = SIMD(0x1f, 0);
 const ISPLAT = (x) => [0x41, ...sleb(x), ...SIMD(0x11)], IADD = SIMD(0xae, 1), DOT = SIMD(0xba, 1), ILANE0 = SIMD(0x1b, 0);
 const body = (locals, code) => vec([...vec(locals), ...code, 0x0b]);
 
-// muladd(iters) → f32: locals 1..12 the chains, 13 = m, 14 = c
-function muladd() {
+// CHAINS independent chains a = step(a, m) + c, iters times (locals 1..12 the chains, 13 = m, 14 = c), then their sum's
+// lane 0: the throughput of `step` and `add` where each chain waits only on itself.
+function chains({ init, m, c, step, add, lane }) {
   const a = (k) => 1 + k;
   const code = [];
-  for (let k = 0; k < CHAINS; k++) code.push(...splat(1 + k / 10), SET, a(k));
-  code.push(...splat(0.9999999), SET, 13, ...splat(1e-7), SET, 14);
+  for (let k = 0; k < CHAINS; k++) code.push(...init(k), SET, a(k));
+  code.push(...m, SET, 13, ...c, SET, 14);
   code.push(0x03, 0x40);  // loop
-  for (let k = 0; k < CHAINS; k++) code.push(GET, a(k), GET, 13, ...MUL, GET, 14, ...ADD, SET, a(k));
+  for (let k = 0; k < CHAINS; k++) code.push(GET, a(k), GET, 13, ...step, GET, 14, ...add, SET, a(k));
   code.push(GET, 0, 0x41, ...sleb(1), 0x6b, TEE, 0, 0x0d, 0, 0x0b);  // iters -= 1; br_if iters; end
   code.push(GET, a(0));
-  for (let k = 1; k < CHAINS; k++) code.push(GET, a(k), ...ADD);
-  code.push(...LANE0);
+  for (let k = 1; k < CHAINS; k++) code.push(GET, a(k), ...add);
+  code.push(...lane);
   return body([[...uleb(CHAINS + 2), V128]], code);
 }
-
-// dot(iters) → i32: locals 1..12 the chains, 13 = m, 14 = c (integer lanes wrap: no trap, no saturation)
-function dot() {
-  const a = (k) => 1 + k;
-  const code = [];
-  for (let k = 0; k < CHAINS; k++) code.push(...ISPLAT(k + 1), SET, a(k));
-  code.push(...ISPLAT(0x00030001), SET, 13, ...ISPLAT(7), SET, 14);
-  code.push(0x03, 0x40);  // loop
-  for (let k = 0; k < CHAINS; k++) code.push(GET, a(k), GET, 13, ...DOT, GET, 14, ...IADD, SET, a(k));
-  code.push(GET, 0, 0x41, ...sleb(1), 0x6b, TEE, 0, 0x0d, 0, 0x0b);  // iters -= 1; br_if iters; end
-  code.push(GET, a(0));
-  for (let k = 1; k < CHAINS; k++) code.push(GET, a(k), ...IADD);
-  code.push(...ILANE0);
-  return body([[...uleb(CHAINS + 2), V128]], code);
-}
+// muladd(iters) → f32: a = a·m + c
+const muladd = () => chains({ init: (k) => splat(1 + k / 10), m: splat(0.9999999), c: splat(1e-7), step: MUL, add: ADD, lane: LANE0 });
+// dot(iters) → i32: a = dot(a, m) + c (integer lanes wrap: no trap, no saturation)
+const dot = () => chains({ init: (k) => ISPLAT(k + 1), m: ISPLAT(0x00030001), c: ISPLAT(7), step: DOT, add: IADD, lane: ILANE0 });
 
 // read(bytes) → f32: local 1 = the address, 2..5 = four sums of v128 loads at +0, +16, +32, +48
 function read() {
