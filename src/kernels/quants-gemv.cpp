@@ -1024,11 +1024,11 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
 // best of 4 samples of 32 calls each (~1 ms: a page's performance.now() may be as coarse as 0.1 ms), ~8 ms in all.
 // The two forms give the same results bit for bit, so the choice changes the speed only. (q4_0's answer also chooses
 // matmul's prefill tiles, relaxed or plain: matmul.cpp, relaxed_tile_pays.)
-// Both forms are timed grouped where the loader groups the type's rows (q4_0, q5_0: the kernels that run; in Chromium,
-// Zen 4, q4_0 took 0.89 / 0.79 ms as stored, 0.68 / 0.53 grouped). q4_K is timed as stored, though its int16 form then
-// runs grouped (group_rows_pays): grouped it ties with the int8 form here (0.71 / 0.71 ms against 0.92 / 0.71 as
-// stored), but on a model's rows, streamed from memory, the int8 form ran GPT-2 small's q4_k decode in 0.94 of the
-// grouped one's time (Chromium, Zen 5), so the tie must go to int8.
+// Each form is timed in the layout it runs in: grouped where the loader groups the type's rows (q4_0, q5_0: both forms;
+// in Chromium, Zen 4, q4_0 took 0.89 / 0.79 ms as stored, 0.68 / 0.53 grouped), and q4_K's int16 form grouped, its int8
+// form as stored (the loader groups q4_K only for the int16 form: group_rows_pays). Timed as stored, q4_K's int16 form
+// lost to the int8 one on Zen 4 (1.37 / 1.31 ms), whereas grouped it is the faster (0.92 / 1.31): GPT-2 small's q4_k
+// decode in Chromium, Zen 4, then took 0.81 of the time (bench/ab-builds.mjs, 6 rounds; 96 → 130 tok/s in npm run bench).
 namespace {
 bool int8_pays(dtype t) {
     static std::atomic<uint8_t> known[std::size(all_dtypes)];  // 0: not timed yet, 1: int16, 2: int8
@@ -1039,10 +1039,10 @@ bool int8_pays(dtype t) {
     const std::vector<float> x(static_cast<size_t>(K));
     std::vector<float> y(static_cast<size_t>(N));
     matrix_view W{t, N, K, w.data()};
-    W.grouped = group_rows_layout(t) && t != dtype::q4_k;  // zeros grouped are zeros
     double best[2] = {1e30, 1e30};
     for (int sample = 0; sample < 4; ++sample)
         for (int form = 0; form < 2; ++form) {
+            W.grouped = group_rows_layout(t) && !(form == 1 && t == dtype::q4_k);  // zeros grouped are zeros
             const auto t0 = std::chrono::steady_clock::now();
             for (int i = 0; i < 32; ++i) gemv_quant_form(x.data(), 1, K, W, nullptr, y.data(), N, 0, N, form == 1);
             best[form] = std::min(best[form], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
