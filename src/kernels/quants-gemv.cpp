@@ -922,8 +922,15 @@ constexpr bool has_min32(dtype t) { return t == dtype::q4_1 || t == dtype::q5_1;
 template <int M>
 kernel32 volatile k32[5] = {kernel32_of<t_q4_0, M>(), kernel32_of<t_q4_1, M>(), kernel32_of<t_q5_0, M>(), kernel32_of<t_q5_1, M>(),
                             kernel32_of<t_iq4_nl, M>()};
+// q2_K (rare: llama.cpp's Q2_K files, the smallest and least accurate) has no kernel for 2 rows of x: it takes one a
+// pass, 1.7 KB less of the wasm's budget (prompts of 2 to 15 tokens read its matrices once a token, not once every two)
+template <class T, int M>
+constexpr kernelK kernelK_of() {
+    if constexpr (std::is_same_v<T, t_q2_K> && M == 2) return nullptr;
+    else return &gemvK<T, M>;
+}
 template <int M>
-kernelK volatile kK[5] = {&gemvK<t_q2_K, M>, &gemvK<t_q3_K, M>, &gemvK<t_q4_K, M>, &gemvK<t_q5_K, M>, &gemvK<t_q6_K, M>};
+kernelK volatile kK[5] = {kernelK_of<t_q2_K, M>(), &gemvK<t_q3_K, M>, &gemvK<t_q4_K, M>, &gemvK<t_q5_K, M>, &gemvK<t_q6_K, M>};
 // the int8 form's (nullptr: the type has none), for one row of x only (see the top of this file)
 template <class T, int M>
 constexpr kernel32 int8_kernel() {
@@ -1004,7 +1011,7 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
     // three rows of x per pass over W (more would spill the accumulators); two for q4_1 and q5_1, and for the K-quants,
     // whose kernels for 3 rows measured no faster than 2 + 1 (q4_K) to 10 % faster at 9–15 rows (q6_K; the prompts
     // under 16 tokens), in Node, 2048 × 2048, while their 5 functions were 9.8 KB of the wasm's gzipped 400 (its budget)
-    const int64_t per_pass = has_min32(W.type) || traits(W.type).block == qk_k ? 2 : 3;
+    const int64_t per_pass = W.type == dtype::q2_k ? 1 : has_min32(W.type) || traits(W.type).block == qk_k ? 2 : 3;
     for (int64_t m = 0; m < M; m += per_pass) {
         const float* xm = x + m * ldx;
         float* ym = y + m * ldy;
