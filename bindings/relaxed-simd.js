@@ -8,6 +8,9 @@ mergeInto(LibraryManager.library, {
   wf_relaxed_dot_i8x16_i7x16_add_s: function () {
     throw new Error('wasmformer: a relaxed SIMD placeholder was called in the plain build');
   },
+  wf_relaxed_dot_i8x16_i7x16_s: function () {
+    throw new Error('wasmformer: a relaxed SIMD placeholder was called in the plain build');
+  },
   wf_relaxed_madd_f32x4: function () {
     throw new Error('wasmformer: a relaxed SIMD placeholder was called in the plain build');
   },

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 const instructions = {
   wf_relaxed_simd: 'i32.const 1',
   wf_relaxed_dot_i8x16_i7x16_add_s: 'i32x4.dot_i8x16_i7x16_add_s', // wabt 1.0.32's name for i32x4.relaxed_dot_i8x16_i7x16_add_s (0xfd 0x113)
+  wf_relaxed_dot_i8x16_i7x16_s: 'i16x8.dot_i8x16_i7x16_s', // wabt 1.0.32's name for i16x8.relaxed_dot_i8x16_i7x16_s (0xfd 0x112)
   wf_relaxed_madd_f32x4: 'f32x4.relaxed_madd', // 0xfd 0x105
 };
 

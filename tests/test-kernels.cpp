@@ -144,6 +144,13 @@ TEST_CASE("the instance runs relaxed SIMD exactly where its runner expects it", 
     // which through WF_EXPECT_RELAXED; native and Node runs expect nothing
     const char* want = std::getenv("WF_EXPECT_RELAXED");
     if (want) REQUIRE(wf::relaxed_simd() == (want[0] == '1'));
+    // the int8 dot product's value outside its defined range says which instruction runs it (kernels/relaxed.h):
+    // V8's sequence on x86 without AVX-VNNI, vpdpbusd or Arm's sdot; the integer tiles' form follows it
+    const int probe = wf::relaxed_dot_probe();
+    INFO("relaxed dot probe: " << probe);
+    if (!wf::relaxed_simd()) REQUIRE(probe == 0);
+    else REQUIRE((probe == 65534 || probe == 129540 || probe == -508));
+    REQUIRE(wf::relaxed_pairs() == (probe == 65534));
     // the f32 tile's multiply-adds are relaxed SIMD's there (so check_matmul's f32, f16 and bf16 cases from 6 rows on
     // test them against the scalar twin); the GEMVs and the integer paths have none
     for (dtype type : {dtype::f32, dtype::f16, dtype::bf16}) {
@@ -255,7 +262,8 @@ TEST_CASE("q8_0, q4_0, q5_0, iq4_nl and q4_K rows grouped by 4 give the same res
 }
 
 TEST_CASE("matmul_q7 (relaxed SIMD's integer path) matches its scalar twin and f32 within 7-bit quantization", "[kernels][matmul]") {
-    // in an instance with relaxed SIMD the tile is its int8 dot product; elsewhere the packed layout in scalar code
+    // in an instance with relaxed SIMD the tile is its int8 dot product, in both forms (the same integers: the same
+    // values bit for bit); elsewhere the packed layout in scalar code
     INFO("relaxed SIMD: " << wf::relaxed_simd());
     uint32_t seed = 900;
     for (dtype type : {dtype::q8_0, dtype::q4_0, dtype::iq4_nl})
@@ -268,8 +276,14 @@ TEST_CASE("matmul_q7 (relaxed SIMD's integer path) matches its scalar twin and f
                     if (M == 19) std::fill(x.begin() + K, x.begin() + 2 * K, 0.0f);  // a zero row: d = 0
                     const auto bias = wft::random_floats(static_cast<size_t>(N), seed++);
                     wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), seed++, -0.5f, 0.5f), N, K, type);
-                    std::vector<float> y(static_cast<size_t>(M * N), NAN), yt(y), yf(y);
+                    std::vector<float> y(static_cast<size_t>(M * N), NAN), yt(y), yf(y), ya(y), yp(y), ys(y);
                     wf::matmul_q7(x.data(), M, K, W.view, bias.data(), y.data(), N, 0, N);
+                    wf::matmul_q7(x.data(), M, K, W.view, bias.data(), ya.data(), N, 0, N, wf::relaxed_form::add);
+                    wf::matmul_q7(x.data(), M, K, W.view, bias.data(), yp.data(), N, 0, N, wf::relaxed_form::pairs);
+                    wf::matmul_q7(x.data(), M, K, W.view, bias.data(), ys.data(), N, 0, N, wf::relaxed_form::twin);
+                    REQUIRE(std::memcmp(ya.data(), y.data(), y.size() * 4) == 0);
+                    REQUIRE(std::memcmp(yp.data(), y.data(), y.size() * 4) == 0);
+                    REQUIRE(std::memcmp(ys.data(), y.data(), y.size() * 4) == 0);
                     wf::ref::matmul_q7(x.data(), M, K, W.view, bias.data(), yt.data(), N, 0, N);
                     wf::ref::matmul(x.data(), M, K, W.view, bias.data(), yf.data(), N, 0, N);
                     std::vector<float> wrow(static_cast<size_t>(K));
@@ -285,9 +299,10 @@ TEST_CASE("matmul_q7 (relaxed SIMD's integer path) matches its scalar twin and f
 }
 
 TEST_CASE("matmul_u7 (relaxed SIMD's path for codes in 7 bits) computes the plain integer tile's values bit for bit", "[kernels][matmul]") {
-    // in an instance with relaxed SIMD the tile is its int8 dot product, against its scalar twin; elsewhere matmul
-    // takes the plain integer tile (gemm_q8), against which the twin is exact (natively too: matmul-q8.cpp compiles
-    // without contracted multiply-adds)
+    // in an instance with relaxed SIMD the tile is its int8 dot product, in both forms (the pair form's int16 sums at
+    // every type's widest codes: u7_run), against its scalar twin; elsewhere matmul takes the plain integer tile
+    // (gemm_q8, gemm_k), against which the twin is exact (natively too: matmul-q8.cpp compiles without contracted
+    // multiply-adds)
     INFO("relaxed SIMD: " << wf::relaxed_simd());
     uint32_t seed = 1300;
     for (dtype type : {dtype::q4_0, dtype::q5_0, dtype::q4_1, dtype::q5_1, dtype::q3_k, dtype::q4_k, dtype::q5_k, dtype::q6_k}) {
@@ -300,18 +315,22 @@ TEST_CASE("matmul_u7 (relaxed SIMD's path for codes in 7 bits) computes the plai
                     if (M == 19) std::fill(x.begin() + K, x.begin() + 2 * K, 0.0f);  // a zero row: d = 0
                     const auto bias = wft::random_floats(static_cast<size_t>(N), seed++);
                     wft::stored_matrix W(wft::random_floats(static_cast<size_t>(N * K), seed++, -0.5f, 0.5f), N, K, type);
-                    std::vector<float> y(static_cast<size_t>(M * N), NAN), yt(y), yp(y), part(y);
+                    std::vector<float> y(static_cast<size_t>(M * N), NAN), yt(y), yp(y), part(y), ya(y), ypr(y);
                     wf::matmul_u7(x.data(), M, K, W.view, bias.data(), y.data(), N, 0, N);
-                    wf::matmul_u7(x.data(), M, K, W.view, bias.data(), yt.data(), N, 0, N, true);
+                    wf::matmul_u7(x.data(), M, K, W.view, bias.data(), yt.data(), N, 0, N, wf::relaxed_form::twin);
+                    wf::matmul_u7(x.data(), M, K, W.view, bias.data(), ya.data(), N, 0, N, wf::relaxed_form::add);
+                    wf::matmul_u7(x.data(), M, K, W.view, bias.data(), ypr.data(), N, 0, N, wf::relaxed_form::pairs);
                     wf::matmul_u7(x.data(), M, K, W.view, bias.data(), part.data(), N, N / 2, N);  // a thread's columns
                     wf::matmul(x.data(), M, K, W.view, bias.data(), yp.data(), N, 0, N);
-                    // relaxed SIMD's tile where the instance runs it and it is the faster here (timed), else the plain one
-                    if (!wf::relaxed_simd()) REQUIRE_FALSE(wf::matmul_takes_u7(type, M));
+                    // relaxed SIMD's tile where the instance runs it, else the plain one
+                    REQUIRE(wf::matmul_takes_u7(type, M) == wf::relaxed_simd());
                     for (int64_t n = 0; n < N; ++n)
                         for (int64_t m = 0; m < M; ++m) {
                             const size_t i = size_t(m * N + n);
                             REQUIRE(std::isfinite(y[i]));
                             REQUIRE(std::memcmp(&y[i], &yt[i], 4) == 0);
+                            REQUIRE(std::memcmp(&ya[i], &yt[i], 4) == 0);
+                            REQUIRE(std::memcmp(&ypr[i], &yt[i], 4) == 0);
                             if (n >= N / 2) REQUIRE(std::memcmp(&part[i], &y[i], 4) == 0);
                             else REQUIRE(std::isnan(part[i]));
                             REQUIRE(std::memcmp(&yp[i], &y[i], 4) == 0);

@@ -79,20 +79,28 @@ void axpy(float alpha, const float* x, float* y, int64_t n);
 // loader's band of 16 stored rows: each column's values land as one run of 64 bytes).
 void transpose(const float* src, int64_t rows, int64_t cols, int64_t lds, float* dst, int64_t ldd);
 
+// The forms of relaxed SIMD's integer tiles (matmul_q7, matmul_u7; kernels/matmul-q8.cpp, quad_step), which compute
+// the same integers: chosen, the one matmul takes on this machine; add, the int8 dot product with its accumulation
+// (one instruction on x86 with AVX-VNNI); pairs, the int8 dot product into int16 pairs, widened (relaxed_pairs); twin,
+// the same packed layout in scalar code (also where the instance runs no relaxed SIMD).
+enum class relaxed_form { chosen, add, pairs, twin };
+// Whether the relaxed tiles take their pair form in this instance: where it runs relaxed SIMD and its int8 dot
+// product with accumulation is not one instruction (kernels/relaxed.h, relaxed_dot_fused).
+bool relaxed_pairs();
 // matmul with relaxed SIMD, from 16 rows on, for q8_0 weights and iq4_nl (re-blocked as q8_0): x quantized to 7
 // bits by quantize_q7, per block Σ q_w·q_x in int32 scaled by d_w·d_x. Its tile is relaxed SIMD's int8 dot product
-// where the instance runs it (kernels/relaxed.h), else the same packed layout in scalar code.
+// where the instance runs it (kernels/relaxed.h), in the form asked for, else the same packed layout in scalar code.
 void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
-               int64_t n_begin, int64_t n_end);
+               int64_t n_begin, int64_t n_end, relaxed_form form = relaxed_form::chosen);
 // Whether matmul takes matmul_q7 for these weights and rows in this instance.
 bool matmul_takes_q7(dtype w, int64_t M);
 // matmul with relaxed SIMD, from 16 rows on, for the block types whose codes fit in 7 bits (u7_computes: q4_0, q5_0,
 // q4_1, q5_1, q3_K, q4_K, q5_K, q6_K): the weights' codes are the int8 dot product's 7-bit operand, x is quantized as
 // on the plain integer tiles (q8_0; q8_K for the K-quants), and the results equal those tiles' bit for bit (same
-// integers, same float steps). Its tile is relaxed SIMD where the instance runs it, else — or with twin — the same
-// packed layout in scalar code.
+// integers, same float steps). Its tile is relaxed SIMD in the form asked for where the instance runs it, else the
+// same packed layout in scalar code.
 void matmul_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
-               int64_t n_begin, int64_t n_end, bool twin = false);
+               int64_t n_begin, int64_t n_end, relaxed_form form = relaxed_form::chosen);
 bool u7_computes(dtype w);
 // Whether matmul takes matmul_u7 for these weights and rows in this instance.
 bool matmul_takes_u7(dtype w, int64_t M);

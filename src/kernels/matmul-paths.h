@@ -71,7 +71,7 @@ void gemm_k(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const
 // in 7 bits against q8_0 activations (the K-quants: q8_K), equal to gemm_q8 (gemm_k) bit for bit. Their tiles are
 // relaxed SIMD's instructions (kernels/relaxed.h: instruction_tiles) or the layouts' scalar twins (twin_tiles).
 struct relaxed_tiles;  // matmul-q8.cpp
-const relaxed_tiles& instruction_tiles();
+const relaxed_tiles& instruction_tiles(bool pairs);
 const relaxed_tiles& twin_tiles();
 void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1, const relaxed_tiles& tiles);

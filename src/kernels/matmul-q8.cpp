@@ -405,15 +405,17 @@ q8_tile_fn volatile q8_tile_ptr = &q8_tile;
 // 16 int8 products, summed 4 by 4 into 4 int32 lanes, per instruction (x86's vpdpbusd where the CPU has AVX-VNNI),
 // against 8 for dot_i16x8 above, and no widening to int16. Its second operand must lie in [0, 127] (the engine's
 // choice of result otherwise), so one side of every product is made 7-bit:
-// - gemm_u7, the block types whose codes are small (q4_0, q5_0, q4_1, q5_1: codes in [−16, 31]): the
-//   weights, stored code + 64; the activations stay q8_0 as the plain tile has them, and the tile's int32 sums start
-//   at −64·Σq_x per block of the weights' scales, so they end at Σ code·q_x exactly — the plain tile's integers, the
-//   same float steps after them: the same results bit for bit, at the relaxed instruction's speed.
+// - gemm_u7, the block types whose codes are small (q4_0, q5_0, q4_1, q5_1, and the K-quants but q2_K below): the
+//   weights, stored as their raw unsigned codes (code + u7_offset: [0, 15], [0, 31] or [0, 63]); the activations stay
+//   q8_0 as the plain tile has them, and the tile's int32 sums start at −offset·Σq_x per block of the weights'
+//   scales, so they end at Σ code·q_x exactly — the plain tile's integers, the same float steps after them: the same
+//   results bit for bit, at the relaxed instruction's speed.
 // - gemm_q7, q8_0 (and iq4_nl, re-blocked as q8_0): the weights need all 8 bits, so the activations are quantized to
 //   7 bits instead, q ∈ [−63, 63] per 32 at d = amax / 63 in f32 (quantize_q7), stored as q + 64; the panel carries
 //   −64·Σw per block and column. Results move within that coarser rounding of x.
 // Both packings put, per quad of k, 4 columns' (or the group's 4 rows') 4 int8 side by side in one vector: the tile
 // splats a row's quad with one v128.load32_splat and multiplies it with 4 columns' quads.
+// Where that instruction is not one x86 instruction (no AVX-VNNI), the tiles take their pair form (quad_step).
 constexpr int q7_offset = 64;
 
 // 4 rows of K int8 codes (row r at codes + r·K) → per quad of k the 4 rows' quads side by side (16 bytes).
@@ -441,15 +443,40 @@ constexpr int q7_offset = 64;
 
 // Rows of x quantized per 32 and packed by groups of 4 rows for the relaxed tiles: per group and block, 8 quads × 4
 // rows × 4 bytes. seven_bit (gemm_q7): quantize_q7, stored q + 64. Otherwise (gemm_u7): quantize_q8_0, as the plain
-// tile does, stored as is, with per block −64·Σq (corr) and d·Σq (s: the minimums' term, see add_minimums).
+// tile does, stored as is, with per block −offset·Σq (corr: offset, the weights' u7_offset) and d·Σq (s: the
+// minimums' term, see add_minimums).
+// The codes of a u7 type as its packings unpack them (q − offset: to_codes32, q45_0_column, k45_codes, q6_codes,
+// to_codes16), + this: its raw unsigned codes, in [0, 15] (q4_0, q4_1, q3_K: [0, 7], q4_K), [0, 31] (q5_0, q5_1,
+// q5_K) or [0, 63] (q6_K).
+int u7_offset(dtype t) {
+    switch (t) {
+    case dtype::q4_0: return 8;
+    case dtype::q5_0: return 16;
+    case dtype::q3_k: return 4;
+    case dtype::q6_k: return 32;
+    default: return 0;
+    }
+}
+
+// The pair form's run (quad_step): quads of codes whose int16 sums hold, by the raw codes' range.
+int64_t u7_run(dtype t) {
+    switch (t) {
+    case dtype::q5_0:
+    case dtype::q5_1:
+    case dtype::q5_k: return 4;
+    case dtype::q6_k: return 2;
+    default: return 8;
+    }
+}
+
 struct quad_row_groups {
     std::vector<int8_t> q;
     std::vector<float> d, s;  // per group and block: the 4 rows' scales (0 for a padding row), d·Σq
-    std::vector<int32_t> corr;  // per group and block: the 4 rows' −64·Σq
+    std::vector<int32_t> corr;  // per group and block: the 4 rows' −offset·Σq
     std::vector<int8_t> codes;
     std::vector<float> scales;
     std::vector<block_q8_0> blocks;
-    void set(const float* x, int64_t M, int64_t ldx, int64_t K, bool seven_bit) {
+    void set(const float* x, int64_t M, int64_t ldx, int64_t K, bool seven_bit, int offset = 0) {
         const int64_t nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
         codes.resize(size_t(q8_mr * K));
         scales.resize(size_t(q8_mr * nb));
@@ -474,7 +501,7 @@ struct quad_row_groups {
                 }
             }
             pack_row_quads(codes.data(), K, q.data() + g * q8_mr * K);
-            // per row and block: the scale, and for gemm_u7 −64·Σq and d·Σq (M·K additions against the tile's M·N·K:
+            // per row and block: the scale, and for gemm_u7 −offset·Σq and d·Σq (M·K additions against the tile's M·N·K:
             // kept one step a turn, for the engine's size)
             WF_NO_UNROLL
             for (int64_t r = 0; r < q8_mr; ++r)
@@ -484,7 +511,7 @@ struct quad_row_groups {
                     d[at] = scales[size_t(r * nb + b)];
                     if (seven_bit) continue;
                     const int32_t v = block_sum(codes.data() + r * K + b * q8_block);
-                    corr[at] = -q7_offset * v;
+                    corr[at] = -offset * v;
                     s[at] = d[at] * float(v);
                 }
         }
@@ -542,12 +569,13 @@ void pack_q7_panel(const matrix_view& Wm, int64_t n, int64_t cols, int8_t* q, in
 // One group of 4 rows (xg: its packed quads, dg: its scales per 32) against one panel (q: its quads, d: its scales
 // per 32): out[r][j] = Σ_blocks d_x·d_w·(q_x·q_w). x7 (gemm_q7): x is the 7-bit operand, corr per block and column;
 // else (gemm_u7) W is, corr per block and row.
-using quad_tile_fn = void (*)(const int8_t*, const float*, const int8_t*, const int32_t*, const float*, int64_t, float (&)[q8_mr][q8_nr]);
+using quad_tile_fn = void (*)(const int8_t*, const float*, const int8_t*, const int32_t*, const float*, int64_t, int64_t, float (&)[q8_mr][q8_nr]);
 
 // The scalar twin of the layout (native builds, and wasm without relaxed SIMD, which never take this path but test it:
 // compiled for size).
 template <bool x7>
-WF_COLD void quad_tile_scalar(const int8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb, float (&out)[q8_mr][q8_nr]) {
+WF_COLD void quad_tile_scalar(const int8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb, int64_t,
+                              float (&out)[q8_mr][q8_nr]) {
     for (int r = 0; r < q8_mr; ++r)
         for (int64_t j = 0; j < q8_nr; ++j) {
             float acc = 0;
@@ -565,11 +593,59 @@ WF_COLD void quad_tile_scalar(const int8_t* xg, const float* dg, const int8_t* q
 }
 
 #if defined(__wasm_simd128__)
-template <bool x7>
+inline vi widen_add(vi acc, vi pairs) { return wasm_i32x4_add(acc, wasm_i32x4_extadd_pairwise_i16x8(pairs)); }
+
+// One quad of k of the relaxed tiles' products into 4 rows × 8 columns of sums. x7: x's quads are the 7-bit operand
+// (gemm_q7), else W's codes (gemm_u7). Two forms:
+// - add (pairs false): i32x4.relaxed_dot_i8x16_i7x16_add_s into int32 sums — one instruction where x86 has AVX-VNNI
+//   (vpdpbusd), five elsewhere (V8: the ones it multiplies by made anew, pmaddubsw, pmaddwd by them, paddd);
+// - pairs: i16x8.relaxed_dot_i8x16_i7x16_s, one pmaddubsw on every x86. gemm_q7's pairs (8-bit weights: up to
+//   2·128·127) are widened into the int32 sums every quad (widen_add: i32x4.extadd_pairwise_i16x8_s, a pmaddwd by
+//   ones, then paddd); gemm_u7's added up in int16 over runs of quads as long as the sums hold (u7_run: 8 quads of
+//   codes in [0, 15], |Σ| ≤ 8·2·15·127 < 2^15; 4 of [0, 31]; 2 of [0, 63]), each run widened once.
+template <bool x7, bool pairs>
+[[gnu::always_inline]] inline void quad_step(const int8_t*& xp, const int8_t*& wp, vi (&acc)[q8_mr][2]) {
+    const vi w0 = vi_load(wp), w1 = vi_load(wp + 16);
+    for (int r = 0; r < q8_mr; ++r) {
+        const vi xs = vi_splat32(xp + 4 * r);
+        if constexpr (!pairs) {
+            acc[r][0] = x7 ? wf_relaxed_dot_i8x16_i7x16_add_s(w0, xs, acc[r][0]) : wf_relaxed_dot_i8x16_i7x16_add_s(xs, w0, acc[r][0]);
+            acc[r][1] = x7 ? wf_relaxed_dot_i8x16_i7x16_add_s(w1, xs, acc[r][1]) : wf_relaxed_dot_i8x16_i7x16_add_s(xs, w1, acc[r][1]);
+        } else if constexpr (x7) {
+            acc[r][0] = widen_add(acc[r][0], wf_relaxed_dot_i8x16_i7x16_s(w0, xs));
+            acc[r][1] = widen_add(acc[r][1], wf_relaxed_dot_i8x16_i7x16_s(w1, xs));
+        } else {
+            acc[r][0] = wasm_i16x8_add(acc[r][0], wf_relaxed_dot_i8x16_i7x16_s(xs, w0));
+            acc[r][1] = wasm_i16x8_add(acc[r][1], wf_relaxed_dot_i8x16_i7x16_s(xs, w1));
+        }
+    }
+    xp += 4 * q8_mr, wp += 4 * q8_nr;
+}
+
+// The int32 sums of the quads [xp, xe) (gemm_u7: a block; k_tile: a group) added to acc, in either form; gemm_u7's
+// pair form in int16 runs of `run` quads.
+template <bool x7, bool pairs>
+[[gnu::always_inline]] inline void quad_run(const int8_t*& xp, const int8_t*& wp, const int8_t* xe, vi (&acc)[q8_mr][2], int64_t run) {
+    if constexpr (pairs && !x7) {
+        while (xp != xe) {
+            vi s16[q8_mr][2];
+            for (int r = 0; r < q8_mr; ++r) s16[r][0] = s16[r][1] = vi_zero();
+            for (const int8_t* const re = xp + run * 4 * q8_mr; xp != re;) quad_step<false, true>(xp, wp, s16);
+            for (int r = 0; r < q8_mr; ++r) acc[r][0] = widen_add(acc[r][0], s16[r][0]), acc[r][1] = widen_add(acc[r][1], s16[r][1]);
+        }
+    } else {
+        (void)run;
+        while (xp != xe) quad_step<x7, pairs>(xp, wp, acc);
+    }
+}
+
+template <bool x7, bool pairs>
 [[gnu::noinline]] void quad_tile_relaxed(const int8_t* xg, const float* dg, const int8_t* q, const int32_t* corr, const float* d, int64_t nb,
-                                         float (&out)[q8_mr][q8_nr]) {
+                                         int64_t run, float (&out)[q8_mr][q8_nr]) {
     vi facc[q8_mr][2];
     for (int r = 0; r < q8_mr; ++r) facc[r][0] = facc[r][1] = vf_zero();
+    const int8_t* xp = xg;
+    const int8_t* wp = q;
     for (int64_t b = 0; b < nb; ++b) {
         vi iacc[q8_mr][2];
         if constexpr (x7) {
@@ -578,43 +654,35 @@ template <bool x7>
         } else {
             for (int r = 0; r < q8_mr; ++r) iacc[r][0] = iacc[r][1] = vi_splat32(corr + b * q8_mr + r);
         }
-        const int8_t* xp = xg + b * q8_block * q8_mr;
-        const int8_t* const xe = xp + q8_block * q8_mr;
-        for (const int8_t* wp = q + b * q8_block * q8_nr; xp != xe; xp += 4 * q8_mr, wp += 4 * q8_nr) {
-            const vi w0 = vi_load(wp), w1 = vi_load(wp + 16);
-            for (int r = 0; r < q8_mr; ++r) {
-                const vi xs = vi_splat32(xp + 4 * r);
-                iacc[r][0] = x7 ? wf_relaxed_dot_i8x16_i7x16_add_s(w0, xs, iacc[r][0]) : wf_relaxed_dot_i8x16_i7x16_add_s(xs, w0, iacc[r][0]);
-                iacc[r][1] = x7 ? wf_relaxed_dot_i8x16_i7x16_add_s(w1, xs, iacc[r][1]) : wf_relaxed_dot_i8x16_i7x16_add_s(xs, w1, iacc[r][1]);
-            }
-        }
+        quad_run<x7, pairs>(xp, wp, xp + q8_block * q8_mr, iacc, run);
         scale_block(facc, iacc, d + b * q8_nr, dg + b * q8_mr);
     }
     store_facc(facc, out);
 }
 // through pointers for the reason q8_tile_ptr gives
-quad_tile_fn volatile q7_tile_relaxed_ptr = &quad_tile_relaxed<true>, u7_tile_relaxed_ptr = &quad_tile_relaxed<false>;
+quad_tile_fn volatile q7_tile_relaxed_ptr = &quad_tile_relaxed<true, false>, u7_tile_relaxed_ptr = &quad_tile_relaxed<false, false>,
+                      q7_tile_pairs_ptr = &quad_tile_relaxed<true, true>, u7_tile_pairs_ptr = &quad_tile_relaxed<false, true>;
 #endif
 
 
-// Column j of gemm_u7's panel: each code + 64, a quad of k at a time (put_quad), worked on as one 32-bit word with no
-// carry or borrow between its bytes.
-// K codes in [−64, 63] (null: a missing column, zero codes): code + 64 = ((code + 128) mod 256) − 64, byte by byte.
-void pack_u7_column(const int8_t* q, int64_t K, int64_t j, int8_t* panel) {
+// Column j of gemm_u7's panel: each code + offset (u7_offset), a quad of k at a time (put_quad), worked on as one
+// 32-bit word with no carry or borrow between its bytes.
+// K codes in [−offset, 63 − offset] (null: a missing column, zero codes): code + offset = ((code + 128) mod 256) −
+// (128 − offset), byte by byte.
+void pack_u7_column(const int8_t* q, int64_t K, int64_t j, int8_t* panel, int offset) {
     for (int64_t t = 0; t < K / 4; ++t) {
         uint32_t v = 0;
         if (q) std::memcpy(&v, q + 4 * t, 4);
-        put_quad(panel, t, j, (v ^ 0x80808080u) - 0x40404040u);
+        put_quad(panel, t, j, (v ^ 0x80808080u) - uint32_t(128 - offset) * 0x01010101u);
     }
 }
 
 // q4_0 and q5_0 rows straight from their blocks (per block its scale in d): byte i of qs holds elements i (low nibble)
-// and 16 + i (high), q5_0's fifth bit of element e is bit e of qh; code + 64 − offset (8 or 16) fits a byte.
+// and 16 + i (high), q5_0's fifth bit of element e is bit e of qh: the raw codes, as gemm_u7 stores them.
 void q45_0_column(const uint8_t* row, int64_t K, bool five, int64_t j, int8_t* panel, float* d) {
     const int64_t bytes = five ? 22 : 18;
     // 4 bits n → byte i gets 16 where bit i of n is set (n·0x204081 puts bit i at bit 8i: the 4 copies do not overlap)
     const auto spread = [](uint32_t n) { return ((n * 0x00204081u) & 0x01010101u) << 4; };
-    const uint32_t add = five ? 0x30303030u : 0x38383838u;
     for (int64_t b = 0; b < K / q8_block; ++b) {
         const uint8_t* blk = row + b * bytes;
         const uint8_t* qs = blk + (five ? 6 : 2);
@@ -626,8 +694,8 @@ void q45_0_column(const uint8_t* row, int64_t K, bool five, int64_t j, int8_t* p
             std::memcpy(&w, qs + 4 * t, 4);
             uint32_t lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu;
             if (five) lo |= spread(qh >> (4 * t) & 0xF), hi |= spread(qh >> (16 + 4 * t) & 0xF);
-            put_quad(panel, b * 8 + t, j, lo + add);
-            put_quad(panel, b * 8 + 4 + t, j, hi + add);
+            put_quad(panel, b * 8 + t, j, lo);
+            put_quad(panel, b * 8 + 4 + t, j, hi);
         }
     }
 }
@@ -662,7 +730,7 @@ struct k_row_groups {
     std::vector<block_q8_K> blocks;
     // (compiled for size, as k_panel's steps: their loops are per super-block and row or column, the work per value
     // is in the functions they call)
-    [[gnu::noinline]] WF_COLD void set(const float* x, int64_t M, int64_t ldx, int64_t K, bool sums, int64_t gs) {
+    [[gnu::noinline]] WF_COLD void set(const float* x, int64_t M, int64_t ldx, int64_t K, bool sums, int64_t gs, int offset) {
         const int64_t nsb = K / qk_k, groups = (M + q8_mr - 1) / q8_mr;
         blocks.resize(size_t(q8_mr * nsb));
         if (gs) q8.resize(size_t(groups * q8_mr * K)), codes.resize(size_t(q8_mr * K)), corr.resize(size_t(groups * q8_mr * (K / gs)));
@@ -684,11 +752,11 @@ struct k_row_groups {
                 }
                 if (gs) {
                     WF_SCALAR_LOOP
-                    for (int64_t e = 0; e < qk_k / gs * q8_mr; ++e) {  // e = (group, row): −64 × its sums of 16
+                    for (int64_t e = 0; e < qk_k / gs * q8_mr; ++e) {  // e = (group, row): −offset × its sums of 16
                         const int64_t grp = e / q8_mr, r = e % q8_mr, per = gs / 16;
                         int32_t sum = 0;
                         for (int64_t i = 0; blk[r] && i < per; ++i) sum += blk[r]->bsums[grp * per + i];
-                        corr[size_t((g * (K / gs) + sb * (qk_k / gs)) * q8_mr + e)] = -q7_offset * sum;
+                        corr[size_t((g * (K / gs) + sb * (qk_k / gs)) * q8_mr + e)] = -offset * sum;
                     }
                 } else {
                     WF_NO_UNROLL
@@ -717,7 +785,7 @@ struct k_row_groups {
 // scales and minimums (k_scales); per super-block the 8 columns' d and dmin; with minimums, mq: per super-block and
 // pair of groups of 32 the 8 columns' pairs of minimum codes, 2 vectors (columns 0–3, 4–7). Then for k_tile (pack16)
 // q: per pair of k 2 vectors of 8 int16 (columns 0–3, then 4–7) holding sc_g·(q − offset), pack_q8_panel's order;
-// for the relaxed tile (pack_quads) q8: gemm_u7's panel of the codes + 64, and sc32: per super-block and group the 8 columns'
+// for the relaxed tile (pack_quads) q8: gemm_u7's panel of the raw codes, and sc32: per super-block and group the 8 columns'
 // sc_g as int32.
 struct k_panel {
     int16_t *q, *mq, *sc, *mn;
@@ -785,10 +853,10 @@ struct k_panel {
                 interleave_k4(src, q + b * q8_block * q8_nr + half * 8, 2 * q8_nr, s);
             }
     }
-    [[gnu::noinline]] WF_COLD void pack_quads(int64_t cols) {
+    [[gnu::noinline]] WF_COLD void pack_quads(int64_t cols, int offset) {
         const int64_t ng = K / gs;
         WF_NO_UNROLL
-        for (int64_t j = 0; j < q8_nr; ++j) pack_u7_column(j < cols ? codes + j * K : nullptr, K, j, q8);
+        for (int64_t j = 0; j < q8_nr; ++j) pack_u7_column(j < cols ? codes + j * K : nullptr, K, j, q8, offset);
         WF_SCALAR_LOOP
         for (int64_t e = 0; e < ng * q8_nr; ++e) sc32[e] = e % q8_nr < cols ? sc[e % q8_nr * ng + e / q8_nr] : 0;
     }
@@ -808,6 +876,7 @@ struct k_tile_args {
     const int16_t* mq;
     int64_t nsb, gs;
     bool k7;  // relaxed SIMD's form (quads): k_tile's relaxed loop, or k7_tile_scalar
+    int64_t run;  // k7: 0, the add form; else quad_step's pair form in int16 runs of this many quads (u7_run)
 };
 
 #if defined(WF_Q8_TILE)
@@ -882,14 +951,8 @@ inline float k_end1(float acc, int32_t I, const k_tile_args& a, int64_t sb, int 
             for (int64_t g = 0; g < ng; ++g, corr += q8_mr, sc += q8_nr) {
                 vi s[q8_mr][2];
                 for (int r = 0; r < q8_mr; ++r) s[r][0] = s[r][1] = vi_splat32(corr + r);
-                for (const int8_t* const ge = xq + a.gs * q8_mr; xq != ge; xq += 4 * q8_mr, wq += 4 * q8_nr) {
-                    const vi w0 = vi_load(wq), w1 = vi_load(wq + 16);
-                    for (int r = 0; r < q8_mr; ++r) {
-                        const vi xs = vi_splat32(xq + 4 * r);
-                        s[r][0] = wf_relaxed_dot_i8x16_i7x16_add_s(xs, w0, s[r][0]);
-                        s[r][1] = wf_relaxed_dot_i8x16_i7x16_add_s(xs, w1, s[r][1]);
-                    }
-                }
+                if (a.run) quad_run<false, true>(xq, wq, xq + a.gs * q8_mr, s, a.run);
+                else quad_run<false, false>(xq, wq, xq + a.gs * q8_mr, s, 0);
                 const vi c0 = vi_load(sc), c1 = vi_load(sc + 4);
                 for (int r = 0; r < q8_mr; ++r) {
                     iacc[r][0] = wasm_i32x4_add(iacc[r][0], wasm_i32x4_mul(s[r][0], c0));
@@ -960,6 +1023,7 @@ k_tile_fn volatile k_tile_ptr = &k_tile;
 struct relaxed_tiles {
     quad_tile_fn q7, u7;
     k_tile_fn k7;
+    bool pairs;  // k7's form (quad_step)
 };
 
 void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
@@ -1014,17 +1078,19 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 
 // The K-quants' product on a tile: k_tile's SIMD128 form (relaxed false), or its relaxed form or that one's twin.
 void gemm_kq(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1,
-             k_tile_fn tile, bool relaxed) {
+             k_tile_fn tile, bool relaxed, bool pairs = false) {
+    const int64_t run = pairs ? std::min<int64_t>(u7_run(Wm.type), (Wm.type == dtype::q4_k || Wm.type == dtype::q5_k ? 32 : 16) / 4) : 0;
     const int64_t K = Wm.n_cols, nsb = K / qk_k, groups = (M + q8_mr - 1) / q8_mr;
     const bool mins = Wm.type == dtype::q4_k || Wm.type == dtype::q5_k;
     const int64_t gs = mins ? 32 : 16;
     thread_local k_row_groups xq;  // (each thread quantizes the rows itself, as gemm_q8)
-    xq.set(x, M, ldx, K, mins, relaxed ? gs : 0);
+    const int offset = u7_offset(Wm.type);
+    xq.set(x, M, ldx, K, mins, relaxed ? gs : 0, offset);
     thread_local k_panel panel;
     for (int64_t n = n0; n < n1; n += q8_nr) {
         const int64_t cols = std::min(q8_nr, n1 - n);
         panel.decode(Wm, n, cols);
-        if (relaxed) panel.pack_quads(cols);
+        if (relaxed) panel.pack_quads(cols, offset);
         else panel.pack16(cols);
         touch_next_panel(Wm, n, n1);
         for (int64_t g = 0; g < groups; ++g) {
@@ -1034,7 +1100,7 @@ void gemm_kq(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
                                 mins ? xq.s.data() + g * nsb * 4 * 8 : nullptr,
                                 relaxed ? xq.corr.data() + g * q8_mr * (K / gs) : nullptr,
                                 relaxed ? static_cast<const void*>(panel.q8) : panel.q,
-                                panel.sc32, panel.d, panel.dmin, panel.mq, nsb, gs, relaxed};
+                                panel.sc32, panel.d, panel.dmin, panel.mq, nsb, gs, relaxed, run};
             tile(a, out);
             store_tile(out, std::min(q8_mr, M - g * q8_mr), cols, bias ? bias + n : nullptr, y + g * q8_mr * ldy + n, ldy);
         }
@@ -1073,7 +1139,7 @@ void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         touch_next_panel(Wm, n, n1);
         for (int64_t g = 0; g < groups; ++g) {
             float out[q8_mr][q8_nr];
-            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), corr.data(), dw.data(), nb, out);
+            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), corr.data(), dw.data(), nb, 0, out);
             store_tile(out, std::min(q8_mr, M - g * q8_mr), cols, bias ? bias + n : nullptr, y + g * q8_mr * ldy + n, ldy);
         }
     }
@@ -1081,13 +1147,15 @@ void gemm_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 
 void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy,
              int64_t n0, int64_t n1, const relaxed_tiles& tiles) {
-    if (traits(Wm.type).block == qk_k) return gemm_kq(x, M, ldx, Wm, bias, y, ldy, n0, n1, tiles.k7, true);
+    if (traits(Wm.type).block == qk_k) return gemm_kq(x, M, ldx, Wm, bias, y, ldy, n0, n1, tiles.k7, true, tiles.pairs);
     const int64_t K = Wm.n_cols, nb = K / q8_block, groups = (M + q8_mr - 1) / q8_mr;
     // the panel's rows: q4_0, q5_0 from their blocks; q4_1, q5_1 as codes with a scale and a minimum per 32
     const bool q45_0 = Wm.type == dtype::q4_0 || Wm.type == dtype::q5_0;
     const auto to_codes = traits(Wm.type).to_codes32;
     thread_local quad_row_groups xq;
-    xq.set(x, M, ldx, K, false);
+    const int offset = u7_offset(Wm.type);
+    const int64_t run = u7_run(Wm.type);
+    xq.set(x, M, ldx, K, false, offset);
     thread_local std::vector<int8_t> panel, cq;
     thread_local std::vector<float> dw, mw, cd, cm;
     panel.resize(size_t(K * q8_nr));
@@ -1100,7 +1168,7 @@ void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
         const int64_t cols = std::min(q8_nr, n1 - n);
         for (int64_t j = 0; j < q8_nr; ++j) {
             if (j >= cols) {
-                pack_u7_column(nullptr, K, j, panel.data());
+                pack_u7_column(nullptr, K, j, panel.data(), offset);
                 continue;
             }
             if (q45_0) {
@@ -1108,14 +1176,14 @@ void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
                 continue;
             }
             to_codes(row_as_stored(Wm, n + j), cq.data(), cd.data() + j * nb, cm.data() + j * nb, K);
-            pack_u7_column(cq.data(), K, j, panel.data());
+            pack_u7_column(cq.data(), K, j, panel.data(), offset);
         }
         panel_values(cd.data(), nb, cols, dw.data());
         if (to_codes) panel_values(cm.data(), nb, cols, mw.data());
         touch_next_panel(Wm, n, n1);
         for (int64_t g = 0; g < groups; ++g) {
             float out[q8_mr][q8_nr];
-            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), xq.corr.data() + g * nb * q8_mr, dw.data(), nb, out);
+            tile(xq.q.data() + g * q8_mr * K, xq.d.data() + g * nb * q8_mr, panel.data(), xq.corr.data() + g * nb * q8_mr, dw.data(), nb, run, out);
             if (to_codes) add_minimums(mw.data(), xq.s.data() + g * nb * q8_mr, nb, out);
             store_tile(out, std::min(q8_mr, M - g * q8_mr), cols, bias ? bias + n : nullptr, y + g * q8_mr * ldy + n, ldy);
         }
@@ -1125,16 +1193,18 @@ void gemm_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 // Their scalar twins: only matmul_q7 and matmul_u7 (the tests' entry points) refer to them, so the engine's .wasm,
 // which calls neither, leaves them out.
 const relaxed_tiles& twin_tiles() {
-    static const relaxed_tiles t{&quad_tile_scalar<true>, &quad_tile_scalar<false>, &k7_tile_scalar};
+    static const relaxed_tiles t{&quad_tile_scalar<true>, &quad_tile_scalar<false>, &k7_tile_scalar, false};
     return t;
 }
 // The tiles the engine's relaxed paths take: relaxed SIMD's instructions (matmul chooses these paths only where the
 // instance runs them; natively, where it never does, the twins stand in).
-const relaxed_tiles& instruction_tiles() {
+const relaxed_tiles& instruction_tiles(bool pairs) {
 #if defined(__wasm_simd128__)
-    static const relaxed_tiles t{q7_tile_relaxed_ptr, u7_tile_relaxed_ptr, k_tile_ptr};
-    return t;
+    static const relaxed_tiles add{q7_tile_relaxed_ptr, u7_tile_relaxed_ptr, k_tile_ptr, false},
+        pair{q7_tile_pairs_ptr, u7_tile_pairs_ptr, k_tile_ptr, true};
+    return pairs ? pair : add;
 #else
+    (void)pairs;
     return twin_tiles();
 #endif
 }
@@ -1143,11 +1213,18 @@ const relaxed_tiles& instruction_tiles() {
 
 namespace wf {
 
-void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
-               int64_t n_begin, int64_t n_end) {
-    if (W.type != dtype::q8_0 && !traits(W.type).to_q8_0) throw error(std::string("matmul_q7: ") + dtype_name(W.type) + " weights do not re-block as q8_0");
+namespace {
+const matmul_detail::relaxed_tiles& tiles_of(relaxed_form form) {
     using namespace matmul_detail;
-    if (M > 0 && n_begin < n_end) gemm_q7(x, M, ldx, W, bias, y, ldy, n_begin, n_end, relaxed_simd() ? instruction_tiles() : twin_tiles());
+    if (!relaxed_simd() || form == relaxed_form::twin) return twin_tiles();
+    return instruction_tiles(form == relaxed_form::pairs || (form == relaxed_form::chosen && relaxed_pairs()));
+}
+}  // namespace
+
+void matmul_q7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
+               int64_t n_begin, int64_t n_end, relaxed_form form) {
+    if (W.type != dtype::q8_0 && !traits(W.type).to_q8_0) throw error(std::string("matmul_q7: ") + dtype_name(W.type) + " weights do not re-block as q8_0");
+    if (M > 0 && n_begin < n_end) matmul_detail::gemm_q7(x, M, ldx, W, bias, y, ldy, n_begin, n_end, tiles_of(form));
 }
 
 // q4_0, q5_0 (codes − offset in [−16, 15]), q4_1 and q5_1 (codes per 32 in [0, 31]), q3_K … q6_K (codes − offset in
@@ -1158,10 +1235,9 @@ bool u7_computes(dtype t) {
 }
 
 void matmul_u7(const float* x, int64_t M, int64_t ldx, const matrix_view& W, const float* bias, float* y, int64_t ldy,
-               int64_t n_begin, int64_t n_end, bool twin) {
+               int64_t n_begin, int64_t n_end, relaxed_form form) {
     if (!u7_computes(W.type)) throw error(std::string("matmul_u7: ") + dtype_name(W.type) + " codes do not fit in 7 bits");
-    using namespace matmul_detail;
-    if (M > 0 && n_begin < n_end) gemm_u7(x, M, ldx, W, bias, y, ldy, n_begin, n_end, relaxed_simd() && !twin ? instruction_tiles() : twin_tiles());
+    if (M > 0 && n_begin < n_end) matmul_detail::gemm_u7(x, M, ldx, W, bias, y, ldy, n_begin, n_end, tiles_of(form));
 }
 
 void prefill_codes(dtype t, const uint8_t* src, int8_t* q, float* d, float* m, int64_t n) {

@@ -460,30 +460,30 @@ path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p
               p_gemm_streams = &gemm_streams, p_gemv_f16 = &gemv_one_stream<f16_rows>, p_gemv_bf16 = &gemv_one_stream<bf16_rows>;
 }  // namespace
 
+// Relaxed SIMD's integer tiles (gemm_u7, gemm_q7) in their form for this machine. Their int8 dot product with
+// accumulation is one x86 instruction only where the CPU has AVX-VNNI; V8 makes it five elsewhere, and there those
+// tiles were slower than the plain ones on SIMD128's int16 dot: on an AMD EPYC (Zen 4: AVX-512 VNNI, no AVX-VNNI) in
+// Chromium BERT-base q8_0 fill-mask took 394 ms relaxed and 336 plain, GPT-2 small's q4_k prompt 388 and 344, where
+// on Zen 5 the relaxed tiles had taken half the time. There the tiles take their pair form instead (matmul-q8.cpp,
+// quad_step: the int8 dot into int16 pairs, one pmaddubsw); relaxed SIMD's own results tell the two kinds of machine
+// apart (kernels/relaxed.h, relaxed_dot_fused). Both forms compute the same integers: the speed changes only.
+bool relaxed_pairs() { return relaxed_simd() && !relaxed_dot_fused(); }
+
 namespace {
 void gemm_u7_path(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
-    matmul_detail::gemm_u7(x, M, ldx, Wm, bias, y, ldy, n0, n1, matmul_detail::instruction_tiles());
+    matmul_detail::gemm_u7(x, M, ldx, Wm, bias, y, ldy, n0, n1, matmul_detail::instruction_tiles(relaxed_pairs()));
 }
 void gemm_q7_path(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
-    matmul_detail::gemm_q7(x, M, ldx, Wm, bias, y, ldy, n0, n1, matmul_detail::instruction_tiles());
+    matmul_detail::gemm_q7(x, M, ldx, Wm, bias, y, ldy, n0, n1, matmul_detail::instruction_tiles(relaxed_pairs()));
 }
 path volatile p_gemm_u7 = &gemm_u7_path, p_gemm_q7 = &gemm_q7_path;
-
-// Relaxed SIMD's integer tiles (gemm_u7, gemm_q7) where its int8 dot product is the faster on this machine, else the
-// plain ones (gemm_q8, gemm_k). That instruction is one x86 instruction only where the CPU has AVX-VNNI; V8 makes it
-// three elsewhere, and there the plain tiles, on SIMD128's int16 dot, were the faster: on an AMD EPYC (Zen 4:
-// AVX-512 VNNI, no AVX-VNNI) in Chromium BERT-base q8_0 fill-mask took 394 ms relaxed and 336 plain, GPT-2 small's
-// q4_k prompt 388 and 344, where on Zen 5 the relaxed tiles had taken half the time. The decode GEMV times its int8
-// form against its int16 form once (quants-gemv.cpp: q4_0's, on its first use, ~8 ms), and the tiles follow that
-// machine's answer: gemm_u7 computes the plain tiles' values bit for bit (the speed changes only); q8_0's and
-// IQ4_NL's two tiles round x differently (gemm_q7 to 7 bits, gemm_q8 to 8), so their prefill values depend on the
-// answer. apply(linear) asks before its threads split the columns, so that the timing runs once, on one thread.
-bool relaxed_tile_pays() { return gemv_quant_int8(dtype::q4_0); }
 }  // namespace
 
-bool matmul_takes_u7(dtype w, int64_t M) { return M >= kQ8TileRows && u7_computes(w) && relaxed_simd() && relaxed_tile_pays(); }
+bool matmul_takes_u7(dtype w, int64_t M) {
+    return M >= kQ8TileRows && u7_computes(w) && relaxed_simd();
+}
 bool matmul_takes_q7(dtype w, int64_t M) {
-    return M >= kQ8TileRows && (w == dtype::q8_0 || traits(w).to_q8_0) && !u7_computes(w) && relaxed_simd() && relaxed_tile_pays();
+    return M >= kQ8TileRows && (w == dtype::q8_0 || traits(w).to_q8_0) && !u7_computes(w) && relaxed_simd();
 }
 
 namespace {

@@ -13,9 +13,8 @@
 // (neither file lets the compiler fuse a multiply and an add: g++ would, even across SSE intrinsics).
 //
 // Where the instance runs relaxed SIMD (Chromium), one row of x (decode) against the types whose codes fit in 7 bits
-// unsigned — q4_0, q5_0, q4_K, q5_K, q6_K — can take its int8 dot product instead, where timing both says it is the
-// faster on this machine (the int8 form, gemv_quant_int8 and int8_pays below;
-// q4_1 and q5_1, rare in today's files, and 2 or 3 rows of x keep the int16 form: their int8 kernels would take the
+// unsigned — q4_0, q5_0, q4_K, q5_K, q6_K — takes its int8 dot product instead where that is one instruction, and
+// q5_0 always (the int8 form, gemv_quant_int8 below; q4_1 and q5_1, rare in today's files, and 2 or 3 rows of x keep the int16 form: their int8 kernels would take the
 // engine over its 400 KB budget, tests/js/pack.test.mjs). The codes stay bytes,
 // 16 a vector, against the activations' int8 codes, and i32x4.relaxed_dot_i8x16_i7x16_add_s multiplies and adds 4
 // pairs into each int32 lane (vpdpbusd on a CPU with AVX-VNNI). Its result is defined exactly when the second operand
@@ -26,8 +25,6 @@
 // V8 lowers badly (see opaque_mask16, decode5, and the unrolled loops), and values the kernels need as vectors are
 // built in registers, never stored as words and reloaded as a vector (k4_scales).
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <cstring>
 #include <iterator>
 #include <string>
@@ -1023,49 +1020,24 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
     }
 }
 
-// Whether the int8 form is the faster of the two on this machine. Relaxed SIMD's int8 dot product is one instruction
-// where x86 has AVX-VNNI (vpdpbusd) and three where it does not (V8: pmaddubsw, pmaddwd by ones, paddd), and there
-// the int16 form can be the faster: on an AMD EPYC (Zen 4: AVX-512 VNNI, no AVX-VNNI) GPT-2 small's q4_0 decode in
-// Chromium took 0.906 of the time in int16 (bench/ab-builds.mjs, 5 rounds). So each type's two forms are timed once,
-// on its first one-row GEMV: 256 × 2048 zero weights (their speed does not depend on the values), alternating, the
-// best of 4 samples of 32 calls each (~1 ms: a page's performance.now() may be as coarse as 0.1 ms), ~8 ms in all.
-// The two forms give the same results bit for bit, so the choice changes the speed only. (q4_0's answer also chooses
-// matmul's prefill tiles, relaxed or plain: matmul.cpp, relaxed_tile_pays.)
-// Each form is timed in the layout it runs in: grouped where the loader groups the type's rows (q4_0, q5_0: both forms;
-// in Chromium, Zen 4, q4_0 took 0.89 / 0.79 ms as stored, 0.68 / 0.53 grouped), and q4_K's int16 form grouped, its int8
-// form as stored (the loader groups q4_K only for the int16 form: group_rows_pays). Timed as stored, q4_K's int16 form
-// lost to the int8 one on Zen 4 (1.37 / 1.31 ms), whereas grouped it is the faster (0.92 / 1.31): GPT-2 small's q4_k
-// decode in Chromium, Zen 4, then took 0.81 of the time (bench/ab-builds.mjs, 6 rounds; 96 → 130 tok/s in npm run bench).
-namespace {
-bool int8_pays(dtype t) {
-    static std::atomic<uint8_t> known[std::size(all_dtypes)];  // 0: not timed yet, 1: int16, 2: int8
-    std::atomic<uint8_t>& k = known[size_t(t)];
-    if (const uint8_t v = k.load(std::memory_order_relaxed)) return v == 2;
-    constexpr int64_t N = 256, K = 2048;
-    const std::vector<uint8_t> w(static_cast<size_t>(row_bytes(t, K) * N));
-    const std::vector<float> x(static_cast<size_t>(K));
-    std::vector<float> y(static_cast<size_t>(N));
-    matrix_view W{t, N, K, w.data()};
-    double best[2] = {1e30, 1e30};
-    for (int sample = 0; sample < 4; ++sample)
-        for (int form = 0; form < 2; ++form) {
-            W.grouped = group_rows_layout(t) && !(form == 1 && t == dtype::q4_k);  // zeros grouped are zeros
-            const auto t0 = std::chrono::steady_clock::now();
-            for (int i = 0; i < 32; ++i) gemv_quant_form(x.data(), 1, K, W, nullptr, y.data(), N, 0, N, form == 1);
-            best[form] = std::min(best[form], std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-    k.store(best[1] < best[0] ? 2 : 1, std::memory_order_relaxed);
-    return best[1] < best[0];
-}
-}  // namespace
-
+// Whether the int8 form runs here: where relaxed SIMD's int8 dot product with accumulation is one instruction
+// (kernels/relaxed.h, relaxed_dot_fused: x86 with AVX-VNNI, Arm). V8 makes it five on x86 without AVX-VNNI
+// (pmaddubsw, pmaddwd by ones made anew, paddd), and there the int16 form is the faster: on an AMD EPYC (Zen 4: AVX-512 VNNI,
+// no AVX-VNNI) in Chromium GPT-2 small's q4_0 decode took 0.906 of the time in int16 (bench/ab-builds.mjs, 5 rounds);
+// a q4_0 GEMV of 256 × 2048, grouped, 0.95 ms in int16 against 1.1–1.3 in int8; q4_K's int16 form, grouped
+// (group_rows_pays), 0.92 against 1.31 for its int8 form, which reads the rows as stored (GPT-2 small's q4_k decode
+// at 130 against 96 tok/s in npm run bench). The two forms give the same results bit for bit: the choice changes the
+// speed only. It was timed once per type on first use (both forms on zero weights, ~8 ms), but Chromium then runs
+// much of the engine in its baseline compiler, whose code took up to 2.6 times as long as the optimized one, and the
+// answer changed from page to page (q4_0: int16 2.50 / int8 1.18 ms in one, 0.95 / 2.35 in the next).
 bool gemv_quant_int8(dtype t) {
     switch (t) {
+    case dtype::q5_0: return relaxed_simd();  // (faster in int8 without AVX-VNNI too: SmolLM2-135M's shape in Q4_K_M,
+                                              // mostly q5_0 matrices, decoded in 0.98 of the time on Zen 4)
     case dtype::q4_0:
-    case dtype::q5_0:
     case dtype::q4_k:
     case dtype::q5_k:
-    case dtype::q6_k: return relaxed_simd() && int8_pays(t);
+    case dtype::q6_k: return relaxed_dot_fused();
     default: return false;
     }
 }

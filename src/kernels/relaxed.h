@@ -14,6 +14,9 @@ extern "C" {
 int wf_relaxed_simd(void);
 // i32x4.relaxed_dot_i8x16_i7x16_add_s: per int32 lane i, c[i] + Σ_{j<4} a[4i+j]·b[4i+j], a int8, b in [0, 127]
 v128_t wf_relaxed_dot_i8x16_i7x16_add_s(v128_t a, v128_t b, v128_t c);
+// i16x8.relaxed_dot_i8x16_i7x16_s: per int16 lane i, a[2i]·b[2i] + a[2i+1]·b[2i+1], a int8, b in [0, 127] (x86: one
+// pmaddubsw, with or without AVX-VNNI)
+v128_t wf_relaxed_dot_i8x16_i7x16_s(v128_t a, v128_t b);
 // f32x4.relaxed_madd: a·b + c per lane, fused (one rounding) where the CPU has FMA, else a multiply then an add
 v128_t wf_relaxed_madd_f32x4(v128_t a, v128_t b, v128_t c);
 }
@@ -30,5 +33,21 @@ inline bool relaxed_simd() {
     return false;
 #endif
 }
+
+// Whether relaxed SIMD's i32x4.relaxed_dot_i8x16_i7x16_add_s is one instruction here — x86's vpdpbusd (AVX-VNNI) or
+// Arm's sdot — rather than the five V8 makes it on other x86 CPUs (pcmpeqd and psrlw for a vector of ones, pmaddubsw,
+// pmaddwd by the ones, paddd: V8 11.3's code, printed by node --print-wasm-code). That sequence
+// saturates each pair of products at 2^15 − 1, which neither instruction does, so the instruction's result outside
+// its defined range (a second operand above 127) tells them apart: 127 · 255 four times gives 65534 (two saturated
+// pairs), 129540 (vpdpbusd: unsigned × signed, exact) or −508 (sdot: 255 as −1). 0 where the instance runs no
+// relaxed SIMD.
+inline int relaxed_dot_probe() {
+#if defined(__wasm_simd128__)
+    if (relaxed_simd())
+        return wasm_i32x4_extract_lane(wf_relaxed_dot_i8x16_i7x16_add_s(wasm_i8x16_splat(127), wasm_i8x16_splat(-1), wasm_i32x4_splat(0)), 0);
+#endif
+    return 0;
+}
+inline bool relaxed_dot_fused() { return relaxed_simd() && relaxed_dot_probe() != 65534; }
 
 }  // namespace wf

@@ -41,9 +41,6 @@ void apply(const linear& l, const float* x, int64_t T, float* y) {
         const int64_t ranges = (T >= 16 ? 1 : 2) * thread_count();
         grain = std::max(grain, (N + 24 * ranges - 1) / (24 * ranges) * 24);
     }
-    // relaxed SIMD's integer tiles or the plain ones: chosen here (timed on first use: kernels/matmul.cpp), not by
-    // each thread's range
-    if (T >= 16 && !matmul_takes_u7(W.type, T)) matmul_takes_q7(W.type, T);
     parallel_for(N, grain, [&](int64_t n0, int64_t n1) { matmul(x, T, K, W, l.b, y, N, n0, n1); });
 }
 
