@@ -1079,10 +1079,10 @@ void gemm_q8(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
 // The K-quants' product on a tile: k_tile's SIMD128 form (relaxed false), or its relaxed form or that one's twin.
 void gemm_kq(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1,
              k_tile_fn tile, bool relaxed, bool pairs = false) {
-    const int64_t run = pairs ? std::min<int64_t>(u7_run(Wm.type), (Wm.type == dtype::q4_k || Wm.type == dtype::q5_k ? 32 : 16) / 4) : 0;
     const int64_t K = Wm.n_cols, nsb = K / qk_k, groups = (M + q8_mr - 1) / q8_mr;
     const bool mins = Wm.type == dtype::q4_k || Wm.type == dtype::q5_k;
     const int64_t gs = mins ? 32 : 16;
+    const int64_t run = pairs ? std::min<int64_t>(u7_run(Wm.type), gs / 4) : 0;  // (a run within a group)
     thread_local k_row_groups xq;  // (each thread quantizes the rows itself, as gemm_q8)
     const int offset = u7_offset(Wm.type);
     xq.set(x, M, ldx, K, mins, relaxed ? gs : 0, offset);

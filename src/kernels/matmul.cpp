@@ -467,7 +467,7 @@ path volatile p_gemv_quant = &gemv_quant, p_gemm_q8 = &matmul_detail::gemm_q8, p
 // on Zen 5 the relaxed tiles had taken half the time. There the tiles take their pair form instead (matmul-q8.cpp,
 // quad_step: the int8 dot into int16 pairs, one pmaddubsw); relaxed SIMD's own results tell the two kinds of machine
 // apart (kernels/relaxed.h, relaxed_dot_fused). Both forms compute the same integers: the speed changes only.
-bool relaxed_pairs() { return relaxed_simd() && !relaxed_dot_fused(); }
+bool relaxed_pairs() { return relaxed_dot_probe() == 65534; }
 
 namespace {
 void gemm_u7_path(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, const float* bias, float* y, int64_t ldy, int64_t n0, int64_t n1) {
@@ -479,9 +479,7 @@ void gemm_q7_path(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm,
 path volatile p_gemm_u7 = &gemm_u7_path, p_gemm_q7 = &gemm_q7_path;
 }  // namespace
 
-bool matmul_takes_u7(dtype w, int64_t M) {
-    return M >= kQ8TileRows && u7_computes(w) && relaxed_simd();
-}
+bool matmul_takes_u7(dtype w, int64_t M) { return M >= kQ8TileRows && u7_computes(w) && relaxed_simd(); }
 bool matmul_takes_q7(dtype w, int64_t M) {
     return M >= kQ8TileRows && (w == dtype::q8_0 || traits(w).to_q8_0) && !u7_computes(w) && relaxed_simd();
 }

@@ -14,8 +14,8 @@
 //
 // Where the instance runs relaxed SIMD (Chromium), one row of x (decode) against the types whose codes fit in 7 bits
 // unsigned — q4_0, q5_0, q4_K, q5_K, q6_K — takes its int8 dot product instead where that is one instruction, and
-// q5_0 always (the int8 form, gemv_quant_int8 below; q4_1 and q5_1, rare in today's files, and 2 or 3 rows of x keep the int16 form: their int8 kernels would take the
-// engine over its 400 KB budget, tests/js/pack.test.mjs). The codes stay bytes,
+// q5_0 always (the int8 form, gemv_quant_int8 below; q4_1 and q5_1, rare in today's files, and 2 or 3 rows of x keep
+// the int16 form: their int8 kernels would take the engine over its 400 KB budget, tests/js/pack.test.mjs). The codes stay bytes,
 // 16 a vector, against the activations' int8 codes, and i32x4.relaxed_dot_i8x16_i7x16_add_s multiplies and adds 4
 // pairs into each int32 lane (vpdpbusd on a CPU with AVX-VNNI). Its result is defined exactly when the second operand
 // is in [0, 127], as the codes are: the same integer sums, so the same outputs bit for bit, in about half the
@@ -1022,8 +1022,8 @@ void gemv_quant_form(const float* x, int64_t M, int64_t ldx, const matrix_view& 
 
 // Whether the int8 form runs here: where relaxed SIMD's int8 dot product with accumulation is one instruction
 // (kernels/relaxed.h, relaxed_dot_fused: x86 with AVX-VNNI, Arm). V8 makes it five on x86 without AVX-VNNI
-// (pmaddubsw, pmaddwd by ones made anew, paddd), and there the int16 form is the faster: on an AMD EPYC (Zen 4: AVX-512 VNNI,
-// no AVX-VNNI) in Chromium GPT-2 small's q4_0 decode took 0.906 of the time in int16 (bench/ab-builds.mjs, 5 rounds);
+// (pmaddubsw, pmaddwd by ones made anew, paddd), and there the int16 form is the faster: on an AMD EPYC (Zen 4:
+// AVX-512 VNNI, no AVX-VNNI) in Chromium GPT-2 small's q4_0 decode took 0.906 of the time in int16 (bench/ab-builds.mjs, 5 rounds);
 // a q4_0 GEMV of 256 × 2048, grouped, 0.95 ms in int16 against 1.1–1.3 in int8; q4_K's int16 form, grouped
 // (group_rows_pays), 0.92 against 1.31 for its int8 form, which reads the rows as stored (GPT-2 small's q4_k decode
 // at 130 against 96 tok/s in npm run bench). The two forms give the same results bit for bit: the choice changes the

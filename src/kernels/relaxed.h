@@ -48,6 +48,9 @@ inline int relaxed_dot_probe() {
 #endif
     return 0;
 }
-inline bool relaxed_dot_fused() { return relaxed_simd() && relaxed_dot_probe() != 65534; }
+inline bool relaxed_dot_fused() {
+    const int probe = relaxed_dot_probe();
+    return probe != 0 && probe != 65534;
+}
 
 }  // namespace wf

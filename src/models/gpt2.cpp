@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/checked.h"
 #include "models/registry.h"
 #include "nn/ops.h"
 
@@ -147,8 +148,7 @@ hparams from_config(const json& j, const std::string& file) {
     hp.n_embd = config_int(j, "n_embd", 768, file);
     hp.n_layer = config_int(j, "n_layer", 12, file);
     hp.n_head = hp.n_head_kv = config_int(j, "n_head", 12, file);
-    // (the default saturates where n_embd is absurd: the checks after the config reject such a model by name)
-    hp.n_ff = config_int(j, "n_inner", hp.n_embd < 0 || hp.n_embd > INT64_MAX / 4 ? INT64_MAX : 4 * hp.n_embd, file);
+    hp.n_ff = config_int(j, "n_inner", saturating_mul(4, hp.n_embd), file);
     hp.n_ctx = config_int(j, "n_positions", 1024, file);
     hp.eps = float(config_float(j, "layer_norm_epsilon", 1e-5, file));
     hp.act = parse_activation(config_string(j, "activation_function", "gelu_new", file), file, "activation_function");

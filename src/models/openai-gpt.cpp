@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/checked.h"
 #include "models/registry.h"
 #include "nn/ops.h"
 
@@ -139,7 +140,7 @@ hparams from_config(const json& j, const std::string& file) {
     hp.n_embd = config_int(j, "n_embd", 768, file);
     hp.n_layer = config_int(j, "n_layer", 12, file);
     hp.n_head = hp.n_head_kv = config_int(j, "n_head", 12, file);
-    hp.n_ff = hp.n_embd < 0 || hp.n_embd > INT64_MAX / 4 ? INT64_MAX : 4 * hp.n_embd;  // (absurd n_embd: rejected by the checks after the config)
+    hp.n_ff = saturating_mul(4, hp.n_embd);
     hp.n_ctx = config_int(j, "n_positions", 512, file);
     hp.eps = float(config_float(j, "layer_norm_epsilon", 1e-5, file));
     // Hugging Face's ACT_FNS for GPT-1: "gelu" is gelu_new (tanh), "silu" and "swish" x·σ(x), "relu"
