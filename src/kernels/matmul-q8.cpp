@@ -712,8 +712,11 @@ void q45_0_column(const uint8_t* row, int64_t K, bool five, int64_t j, int8_t* p
 //   scales per 32 or 16 on q8_0 activations that it replaced (the scales applied in f32 inside the sum, the minimums
 //   per 32 in f32 after it), GPT-2 small's 128-token q4_k prefill in Node took 0.956 of the time, SmolLM2-135M's
 //   shape in Q4_K_M 0.986 (bench/ab-builds.mjs) — the tile itself no faster: its time is i32x4.dot_i16x8's alone.
-// - relaxed SIMD (k7, gemm_u7): i32x4.relaxed_dot_i8x16_i7x16_add_s on the codes + 64 (gemm_u7's panel) from
-//   −64·Σ q_x per group, each group's sum times its 4 columns' sc_g in int32 (i32x4.mul) into I.
+// - relaxed SIMD (k7, gemm_u7): i32x4.relaxed_dot_i8x16_i7x16_add_s on the raw codes (gemm_u7's panel: code +
+//   u7_offset) from −offset·Σ q_x per group, each group's sum times its 4 columns' sc_g in int32 (i32x4.mul) into I;
+//   in the pair form (quad_step) each run's int16 sums are widened and scaled at once, by i32x4.dot_i16x8 against
+//   the columns' sc_g in pairs (Chromium on Zen 4: GPT-2 small's 128-token q4_k prompt 0.90 of the time,
+//   SmolLM2-135M's Q4_K_M 0.81).
 // Mn in both from 4 pairs of minimum codes against 4 pairs of x's sums per 32 (i32x4.dot_i16x8).
 
 // Rows of x quantized to q8_K (quantize_q8_K, as gemv_quant) by groups of 4 rows. d, per group and super-block the 4
@@ -877,6 +880,7 @@ struct k_tile_args {
     int64_t nsb, gs;
     bool k7;  // relaxed SIMD's form (quads): k_tile's relaxed loop, or k7_tile_scalar
     int64_t run;  // k7: 0, the add form; else quad_step's pair form in int16 runs of this many quads (u7_run)
+    bool offset;  // k7: the codes carry an offset (u7_offset: q3_K, q6_K), so corr is not all zeros
 };
 
 #if defined(WF_Q8_TILE)
@@ -949,14 +953,36 @@ inline float k_end1(float acc, int32_t I, const k_tile_args& a, int64_t sb, int 
 #if defined(__wasm_simd128__)
             WF_NO_UNROLL
             for (int64_t g = 0; g < ng; ++g, corr += q8_mr, sc += q8_nr) {
-                vi s[q8_mr][2];
-                for (int r = 0; r < q8_mr; ++r) s[r][0] = s[r][1] = vi_splat32(corr + r);
-                if (a.run) quad_run<false, true>(xq, wq, xq + a.gs * q8_mr, s, a.run);
-                else quad_run<false, false>(xq, wq, xq + a.gs * q8_mr, s, 0);
                 const vi c0 = vi_load(sc), c1 = vi_load(sc + 4);
-                for (int r = 0; r < q8_mr; ++r) {
-                    iacc[r][0] = wasm_i32x4_add(iacc[r][0], wasm_i32x4_mul(s[r][0], c0));
-                    iacc[r][1] = wasm_i32x4_add(iacc[r][1], wasm_i32x4_mul(s[r][1], c1));
+                if (a.run) {
+                    // the pair form: each run's int16 pair sums (a run lies within one group) widened and scaled by
+                    // the group's sc_g in one i32x4.dot_i16x8 against [sc_j, sc_j] per column j — in place of a
+                    // widening by ones into int32 sums, and their i32x4.mul by sc_g after the group
+                    const vi p0 = wasm_i16x8_shuffle(c0, c0, 0, 0, 2, 2, 4, 4, 6, 6);
+                    const vi p1 = wasm_i16x8_shuffle(c1, c1, 0, 0, 2, 2, 4, 4, 6, 6);
+                    if (a.offset)
+                        for (int r = 0; r < q8_mr; ++r) {
+                            const vi cr = vi_splat32(corr + r);
+                            iacc[r][0] = wasm_i32x4_add(iacc[r][0], wasm_i32x4_mul(cr, c0));
+                            iacc[r][1] = wasm_i32x4_add(iacc[r][1], wasm_i32x4_mul(cr, c1));
+                        }
+                    for (const int8_t* const ge = xq + a.gs * q8_mr; xq != ge;) {
+                        vi s16[q8_mr][2];
+                        for (int r = 0; r < q8_mr; ++r) s16[r][0] = s16[r][1] = vi_zero();
+                        for (const int8_t* const re = xq + a.run * 4 * q8_mr; xq != re;) quad_step<false, true>(xq, wq, s16);
+                        for (int r = 0; r < q8_mr; ++r) {
+                            iacc[r][0] = vi_dot_add(iacc[r][0], s16[r][0], p0);
+                            iacc[r][1] = vi_dot_add(iacc[r][1], s16[r][1], p1);
+                        }
+                    }
+                } else {
+                    vi s[q8_mr][2];
+                    for (int r = 0; r < q8_mr; ++r) s[r][0] = s[r][1] = vi_splat32(corr + r);
+                    quad_run<false, false>(xq, wq, xq + a.gs * q8_mr, s, 0);
+                    for (int r = 0; r < q8_mr; ++r) {
+                        iacc[r][0] = wasm_i32x4_add(iacc[r][0], wasm_i32x4_mul(s[r][0], c0));
+                        iacc[r][1] = wasm_i32x4_add(iacc[r][1], wasm_i32x4_mul(s[r][1], c1));
+                    }
                 }
             }
 #endif
@@ -1100,7 +1126,7 @@ void gemm_kq(const float* x, int64_t M, int64_t ldx, const matrix_view& Wm, cons
                                 mins ? xq.s.data() + g * nsb * 4 * 8 : nullptr,
                                 relaxed ? xq.corr.data() + g * q8_mr * (K / gs) : nullptr,
                                 relaxed ? static_cast<const void*>(panel.q8) : panel.q,
-                                panel.sc32, panel.d, panel.dmin, panel.mq, nsb, gs, relaxed, run};
+                                panel.sc32, panel.d, panel.dmin, panel.mq, nsb, gs, relaxed, run, offset != 0};
             tile(a, out);
             store_tile(out, std::min(q8_mr, M - g * q8_mr), cols, bias ? bias + n : nullptr, y + g * q8_mr * ldy + n, ldy);
         }
